@@ -1,0 +1,168 @@
+"""Which files are msrun logs, what role each plays and which rank its name suggests.
+
+Layouts: msrun's `--log_dir` (`scheduler.log`, `worker_N.log`, `<worker_log_name>_N.log`),
+the `GLOG_logtostderr=0` tree (`rank_N/logs/mindspore.<host>.<user>.log.<LEVEL>.<ts>.<pid>`
+and `mindspore.log.<pid>`), a single file, a run directory holding several node
+directories, and msrun's saved console output. Anything else is ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from msrunwatch.model import FileRole
+
+SNIFF_BYTES = 64 * 1024
+MAX_DEPTH = 5
+
+_WORKER_NAME = re.compile(r"^(?P<prefix>.*?)_(?P<rank>\d+)\.log$")
+_GLOG_CPP = re.compile(r"^mindspore\..+\.log\.(?P<level>INFO|WARNING|ERROR|FATAL)\.\d{8}-\d{6}\.(?P<pid>\d+)$")
+_GLOG_PY = re.compile(r"^mindspore\.log\.(?P<pid>\d+)(?:\.\d+)?$")
+_GLOG_LINKS = {"mindspore.INFO", "mindspore.WARNING", "mindspore.ERROR", "mindspore.FATAL"}
+_RANK_DIR = re.compile(r"^rank_(?P<rank>\d+)$")
+_VERBOSITY = {"INFO": 0, "WARNING": 1, "ERROR": 2, "FATAL": 3}
+_HEADER = re.compile(rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] [A-Za-z_]+\(\d+[,:]")
+
+
+class DiscoveryError(Exception):
+    """A target that cannot be read as msrun logs (exit code 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogFile:
+    """A file to read, where it came from and what it is."""
+
+    path: Path
+    rel: str
+    """Path relative to the log directory given, as reports show it."""
+    log_dir: str
+    """The target as the user gave it."""
+    role: FileRole
+    rank_from_name: int | None
+    size: int
+
+
+def sniff(head: bytes) -> FileRole | None:
+    """Guess a file's role from its first bytes; None when it is not an msrun log."""
+    if b"Start worker process with rank id:" in head or b"Start scheduler process, log file:" in head:
+        return FileRole.CONSOLE
+    if b"process_entity/_api.py" in head and b"MainProcess" in head and b"ccsrc" not in head:
+        return FileRole.MSRUN
+    if _HEADER.search(head) is None:
+        return None
+    if b"meta_server_node.cc" in head or b"MetaServerNode" in head:
+        return FileRole.SCHEDULER
+    return FileRole.WORKER
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(SNIFF_BYTES)
+    except OSError:
+        return b""
+
+
+def _classify(path: Path, parent_rank: int | None) -> tuple[FileRole, int | None] | None:
+    """Role and rank hint of one file, or None to skip it."""
+    name = path.name
+    if name == "scheduler.log":
+        return FileRole.SCHEDULER, None
+    m = _WORKER_NAME.match(name)
+    if m is not None:
+        head = _head(path)
+        role = sniff(head) if head else FileRole.WORKER
+        return (role or FileRole.WORKER), int(m["rank"])
+    if name in _GLOG_LINKS or name.startswith("."):
+        return None
+    head = _head(path)
+    if b"\x00" in head[:4096]:
+        return None
+    role = sniff(head)
+    if role is None:
+        return None
+    return role, parent_rank if role is FileRole.WORKER else None
+
+
+def _keep_most_verbose(files: list[Path]) -> list[Path]:
+    """Of glog's per-level copies of one process (INFO holds WARNING), keep the fullest."""
+    best: dict[str, Path] = {}
+    others: list[Path] = []
+    for path in files:
+        m = _GLOG_CPP.match(path.name)
+        if m is None:
+            others.append(path)
+            continue
+        key = m["pid"]
+        current = best.get(key)
+        if current is None or _level(path) < _level(current):
+            best[key] = path
+    return others + list(best.values())
+
+
+def _level(path: Path) -> int:
+    m = _GLOG_CPP.match(path.name)
+    return _VERBOSITY[m["level"]] if m else 9
+
+
+def _walk(root: Path) -> list[tuple[Path, int | None]]:
+    """Files under root with the rank their `rank_N` directory suggests."""
+    found: list[tuple[Path, int | None]] = []
+    base_depth = len(root.parts)
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        if len(here.parts) - base_depth >= MAX_DEPTH:
+            dirnames[:] = []
+        rank = _rank_dir(here, root)
+        chosen = _keep_most_verbose([here / f for f in sorted(filenames)])
+        found.extend((p, rank) for p in sorted(chosen))
+    return found
+
+
+def _rank_dir(here: Path, root: Path) -> int | None:
+    for part in reversed(here.relative_to(root).parts):
+        if m := _RANK_DIR.match(part):
+            return int(m["rank"])
+    return None
+
+
+def discover_target(target: str) -> list[LogFile]:
+    """The log files of one target (a directory or a single file)."""
+    root = Path(target)
+    if not root.exists():
+        raise DiscoveryError(f"{target}: no such file or directory")
+    if root.is_file():
+        classified = _classify(root, None)
+        if classified is None:
+            raise DiscoveryError(f"{target}: not an msrun or MindSpore log")
+        role, rank = classified
+        return [LogFile(root, root.name, target, role, rank, _size(root))]
+    files = []
+    for path, dir_rank in _walk(root):
+        classified = _classify(path, dir_rank)
+        if classified is not None:
+            role, rank = classified
+            rel = path.relative_to(root).as_posix()
+            files.append(LogFile(path, rel, target, role, rank, _size(path)))
+    if not files:
+        raise DiscoveryError(f"{target}: no msrun logs found")
+    return files
+
+
+def console_file(target: str) -> LogFile:
+    """msrun's saved console output, given with --console."""
+    path = Path(target)
+    if not path.is_file():
+        raise DiscoveryError(f"{target}: no such file")
+    return LogFile(path, path.name, str(path.parent), FileRole.CONSOLE, None, _size(path))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -1,0 +1,114 @@
+"""The line shapes msrunwatch extracts state from, compiled once.
+
+Fault messages are not here: which line is which fault is data, in the YAML rules.
+These patterns find structure (GLOG headers, the memory block, compile and progress
+markers, rank identity, msrun's own lines) and run on already-filtered lines.
+"""
+
+from __future__ import annotations
+
+import re
+
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+GLOG_HEADER = re.compile(
+    r"\[(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] "
+    r"(?P<module>[A-Za-z_]+)\((?P<pid>\d+)[,:](?P<tid>[0-9a-fA-Fx]*)(?:,(?P<proc>[^)]*))?\):"
+    r"(?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3}) "
+    r"\[(?P<src>[^\]]*?):(?P<srcline>\d+)\] "
+    r"(?:(?P<func>[A-Za-z_][A-Za-z0-9_~:<>]*)\] )?"
+    r"(?P<msg>.*)"
+)
+"""C++ (`pid,tid-hex,proc` then `func]`) and Python (`pid:tid,MainProcess`, no func) lines."""
+
+# Bytes-level scanners: these run over whole blocks, so each has a literal core that
+# CPython's regex engine finds with a fast substring search.
+CANDIDATE_LINE = re.compile(rb"\n(?!\[(?:INFO|DEBUG)\] )[^\n]*")
+"""Every line that is not an INFO/DEBUG GLOG line: the only lines faults are on."""
+ANY_LINE = re.compile(rb"\n[^\n]*")
+INFO_MARKERS = (re.compile(rb"\[PROF\]"), re.compile(rb"compiling"))
+"""The INFO lines worth reading: compile stage timings and compile start/finish."""
+HEADER_START = re.compile(rb"\n\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] [A-Za-z_]+\(\d+")
+
+# Memory summary block (un-prefixed lines after `... deinitialize success, statistics:`
+# or `Memory Statistic:`). Values are MiB with an `M` suffix; the oldest form is bytes.
+MEMORY_LINE = re.compile(
+    r"(?:\[MS_RUNTIME_PROF\])?(?P<key>Device (?:MOC|HBM) memory size"
+    r"|MindSpore Used memory size"
+    r"|MindSpore memory base address"
+    r"|Used peak memory usage \(without fragments\)"
+    r"|Actual peak memory usage \(with fragments\)"
+    r"): ?(?P<value>\S+)"
+)
+MEMORY_FIELDS = {
+    "Device MOC memory size": "device_mb",
+    "Device HBM memory size": "device_mb",
+    "MindSpore Used memory size": "used_mb",
+    "MindSpore memory base address": "base_address",
+    "Used peak memory usage (without fragments)": "peak_used_mb",
+    "Actual peak memory usage (with fragments)": "peak_actual_mb",
+}
+TEARDOWN = re.compile(r"Memory Adapter deinitialize success")
+
+# Compile markers.
+COMPILE_START = re.compile(r"Start compiling, phase: (?P<phase>\S+)")
+COMPILE_FINISH = re.compile(r"CompileInner\] Finish compiling|^Finish compiling\.")
+PROF_STAGE = re.compile(r"\[PROF\](?P<stage>[A-Za-z_][A-Za-z0-9_]*) costs (?P<ms>[0-9.]+) msec")
+
+# Rank identity.
+NODE_RANK = re.compile(r"This node (?P<node>\S+) rank id: (?P<rank>\d+)")
+SIM_RANK = re.compile(
+    r"simulation mode with level (?P<level>\d+)\. Process's RANK_ID: (?P<rank>\d+), "
+    r"RANK_SIZE: (?P<size>\d+)"
+)
+
+# Scheduler.
+REGISTERED = re.compile(
+    r"The new node: (?P<node>\S+?)\(role: MS_WORKER\), rank id: (?P<rank>\d+), "
+    r"device id: \d+, hostname: (?P<host>[^,]*), ip: \S+ is registered successfully\. "
+    r"Currently registered node number: \d+, expected node number: (?P<expected>\d+)"
+)
+UNREGISTERED = re.compile(r"Node (?P<node>\S+) has unregistered\.")
+
+# msrun's own lines (console, or msrun's GLOG file).
+MSRUN_SOURCE = "mindspore/parallel/cluster/"
+WORKER_START = re.compile(
+    r"Start worker process with rank id:(?P<rank>\d+|None), log file:(?P<file>.*?)\. "
+)
+SCHEDULER_START = re.compile(r"Start scheduler process, log file:")
+WORKER_EXIT = re.compile(
+    r"Worker process (?P<pid>\d+) exit with exception\.(?: Error code: (?P<code>-?\d+)\.)?"
+)
+KILL_ALL = re.compile(r"There's worker exits with exception, kill all other workers")
+ALL_OK = re.compile(r"All workers successfully exit")
+
+# Training progress, most specific first.
+LOSS_MONITOR = re.compile(
+    r"epoch: (?P<epoch>\d+),? step: (?P<step>\d+), loss is (?P<loss>\S+)"
+)
+TIME_MONITOR = re.compile(r"epoch time: [0-9.]+ ms, per step time: (?P<step_ms>[0-9.]+) ms")
+MINDFORMERS = re.compile(
+    r"\{ ?Epoch:\[\s*(?P<epoch>\d+)/\s*\d+\], step:\[\s*(?P<step>\d+)/\s*(?P<steps>\d+)\], "
+    r"loss:\s*\[?(?P<loss>[-+0-9.eE]+|nan|inf)"
+    r"(?:.*?per_step_time: (?P<step_ms>[0-9.]+)ms)?"
+)
+MEGATRON = re.compile(
+    r"iteration\s+(?P<step>\d+)/\s*\d+ \|"
+    r"(?:.*?elapsed time per iteration \(ms\): (?P<step_ms>[0-9.]+))?"
+    r"(?:.*? lm loss: (?P<loss>[-+0-9.eE]+|nan|inf))?"
+)
+GENERIC_STEP = re.compile(
+    r"\bstep[=:]\s*(?P<step>\d+)\b.*?\bloss[=:]\s*(?P<loss>[-+]?[0-9.]+(?:[eE][-+]?\d+)?|nan|inf)",
+    re.IGNORECASE,
+)
+ISO_PREFIX = re.compile(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
+
+# A process that ended normally says so in one of these (besides the scheduler and msrun).
+FINISHED = re.compile(
+    r"(?:^\[[\w.-]+\].*\bfinished\s*$"
+    r"|\b[Tt]raining (?:is )?(?:finished|completed|complete|done|over)\b"
+    r"|Training Over"
+    r"|after training is done)"
+)
+
+TRACEBACK_START = "Traceback (most recent call last):"

@@ -1,0 +1,143 @@
+"""Compile markers and training-progress lines, reduced to running totals."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from msrunwatch import patterns as P
+from msrunwatch.model import CompileStats, Progress
+from msrunwatch.timestamps import parse_iso
+
+COMPILE_TOTAL = "compile_graph"
+
+
+class CompileTracker:
+    """Compile start/finish markers and `[PROF]<stage> costs N msec` totals.
+
+    The same `[PROF]` timing can appear twice, as an INFO line and bare on stdout
+    (compile_statistics at GLOG_v<=1); the INFO copies win when both exist.
+    """
+
+    def __init__(self) -> None:
+        self._glog: dict[str, float] = {}
+        self._bare: dict[str, float] = {}
+        self._glog_graphs = 0
+        self._bare_graphs = 0
+        self._started = 0
+        self._finished = 0
+        self._first_start: float | None = None
+        self._last_end: float | None = None
+
+    def glog_line(self, msg: str, when: float | None) -> None:
+        """A GLOG message mentioning compiling or [PROF]."""
+        if P.COMPILE_START.search(msg):
+            self._started += 1
+            if self._first_start is None:
+                self._first_start = when
+        elif "Finish compiling" in msg:
+            self._finished += 1
+            self._last_end = when
+        elif m := P.PROF_STAGE.search(msg):
+            self._glog_graphs += self._add(self._glog, m["stage"], m["ms"])
+            if m["stage"] == COMPILE_TOTAL:
+                self._last_end = when
+
+    def bare_line(self, text: str, when: float | None) -> None:
+        """A `[PROF]...` line printed to stdout."""
+        if m := P.PROF_STAGE.match(text):
+            self._bare_graphs += self._add(self._bare, m["stage"], m["ms"])
+            if m["stage"] == COMPILE_TOTAL and self._last_end is None:
+                self._last_end = when
+
+    @staticmethod
+    def _add(totals: dict[str, float], stage: str, ms: str) -> int:
+        try:
+            value = float(ms)
+        except ValueError:
+            return 0
+        totals[stage] = totals.get(stage, 0.0) + value
+        return 1 if stage == COMPILE_TOTAL else 0
+
+    def stats(self) -> CompileStats:
+        """The totals so far."""
+        stages, graphs = (self._glog, self._glog_graphs) if self._glog else (
+            self._bare,
+            self._bare_graphs,
+        )
+        count = max(graphs, self._finished)
+        ordered = tuple(sorted(((k, round(v, 3)) for k, v in stages.items()), key=lambda kv: -kv[1]))
+        return CompileStats(
+            count=count,
+            total_ms=round(stages.get(COMPILE_TOTAL, 0.0), 3),
+            started=max(self._started, count if self._started else 0),
+            stages=ordered,
+            first_start=self._first_start,
+            last_end=self._last_end,
+        )
+
+
+def _loss(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text.rstrip(",;"))
+    except ValueError:
+        return None
+
+
+class ProgressTracker:
+    """The latest training step, from LossMonitor, MindFormers, Megatron or `step=N loss=X`."""
+
+    def __init__(self) -> None:
+        self.progress: Progress | None = None
+        self._lines = 0
+        self._steps_per_epoch = 0
+        self._epoch_max: dict[int, int] = {}
+
+    def feed(self, text: str, lineno: int, when: float | None) -> bool:
+        """Take a progress line; True when the line was one."""
+        if "loss is" in text and (m := P.LOSS_MONITOR.search(text)):
+            epoch, step = int(m["epoch"]), int(m["step"])
+            self._record(self._global(epoch, step), epoch, _loss(m["loss"]), None, lineno, when)
+        elif "per step time" in text and (m := P.TIME_MONITOR.search(text)):
+            if self.progress is not None:
+                self.progress = replace(self.progress, step_time_ms=float(m["step_ms"]))
+        elif "Epoch:[" in text and (m := P.MINDFORMERS.search(text)):
+            epoch, step, steps = int(m["epoch"]), int(m["step"]), int(m["steps"])
+            step_ms = float(m["step_ms"]) if m["step_ms"] else None
+            stamp = parse_iso(text[:32]) or when
+            self._record((epoch - 1) * steps + step, epoch, _loss(m["loss"]), step_ms, lineno, stamp)
+        elif "iteration" in text and (m := P.MEGATRON.search(text)):
+            step_ms = float(m["step_ms"]) if m["step_ms"] else None
+            stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else when
+            self._record(int(m["step"]), None, _loss(m["loss"]), step_ms, lineno, stamp or when)
+        elif ("step" in text or "STEP" in text or "Step" in text) and (
+            m := P.GENERIC_STEP.search(text)
+        ):
+            self._record(int(m["step"]), None, _loss(m["loss"]), None, lineno, when)
+        else:
+            return False
+        return True
+
+    def _global(self, epoch: int, step: int) -> int:
+        """LossMonitor counts steps within an epoch; turn that into a global step."""
+        for e, top in self._epoch_max.items():
+            if e < epoch:
+                self._steps_per_epoch = max(self._steps_per_epoch, top)
+        self._epoch_max[epoch] = max(self._epoch_max.get(epoch, 0), step)
+        return (epoch - 1) * self._steps_per_epoch + step
+
+    def _record(
+        self,
+        step: int,
+        epoch: int | None,
+        loss: float | None,
+        step_ms: float | None,
+        lineno: int,
+        when: float | None,
+    ) -> None:
+        self._lines += 1
+        if step_ms is None and self.progress is not None:
+            step_ms = self.progress.step_time_ms
+        self.progress = Progress(step, epoch, loss, step_ms, lineno, when, self._lines)
+

@@ -1,0 +1,1 @@
+"""Reports: the verdict's types and its renderers (text, JSON, Markdown)."""

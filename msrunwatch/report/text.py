@@ -1,0 +1,123 @@
+"""The terminal report: the verdict first, then the per-rank table, then grouped findings."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from msrunwatch.report import fmt
+from msrunwatch.report.types import Finding, RankReport, Report
+from msrunwatch.rootcause import rank_ranges
+from msrunwatch.timestamps import clock
+
+MAX_ROWS = 40
+"""Above this many ranks, ranks that share the most common status fold into one line."""
+MAX_EVIDENCE = 3
+
+Column = tuple[str, Callable[[RankReport], str], bool]
+
+
+def _columns(ranks: Sequence[RankReport]) -> list[Column]:
+    has_memory = any(r.memory for r in ranks)
+    has_progress = any(r.progress for r in ranks)
+    has_compile = any(r.compile for r in ranks)
+    columns: list[Column] = [
+        ("RANK", lambda r: str(r.rank), True),
+        ("STATUS", lambda r: r.status.value, False),
+    ]
+    if has_progress:
+        columns += [("STEP", fmt.step, True), ("LOSS", lambda r: fmt.loss(r.progress.loss if r.progress else None), True)]
+    if has_compile:
+        columns.append(("COMPILE", fmt.compile_seconds, True))
+    if has_memory:
+        columns += [
+            ("PEAK MB", lambda r: fmt.megabytes(r.memory.peak_used_mb if r.memory else None), True),
+            ("ACTUAL MB", lambda r: fmt.megabytes(r.memory.peak_actual_mb if r.memory else None), True),
+            ("LIMIT MB", lambda r: fmt.megabytes(r.memory.used_mb if r.memory else None), True),
+            ("DEVICE MB", lambda r: fmt.megabytes(r.memory.device_mb if r.memory else None), True),
+        ]
+    columns += [
+        ("LAST LINE", lambda r: clock(r.last_time), False),
+        ("FIRST ERROR", fmt.first_error, False),
+    ]
+    return columns
+
+
+def _visible(report: Report, show_all: bool) -> tuple[list[RankReport], str]:
+    """The rows to print, and a line summarising the folded ones."""
+    ranks = list(report.ranks)
+    if show_all or len(ranks) <= MAX_ROWS:
+        return ranks, ""
+    common, _ = Counter(r.status for r in ranks).most_common(1)[0]
+    named = set(report.root_cause.ranks) if report.root_cause else set()
+    rows = [r for r in ranks if r.status is not common or r.rank in named][:MAX_ROWS]
+    folded = [r.rank for r in ranks if r not in rows]
+    note = f"  ... {len(folded)} more {common.value}: ranks {rank_ranges(folded)} (--all-ranks to list)"
+    return rows, note if folded else ""
+
+
+def _table(report: Report, style: fmt.Style, show_all: bool) -> list[str]:
+    rows, note = _visible(report, show_all)
+    if not rows:
+        return ["  (no ranks)"]
+    columns = _columns(rows)
+    cells = [[get(r) for _, get, _ in columns] for r in rows]
+    widths = [max(len(title), *(len(c[i]) for c in cells)) for i, (title, _, _) in enumerate(columns)]
+    out = ["  " + "  ".join(t.rjust(w) if right else t.ljust(w) for (t, _, right), w in zip(columns, widths, strict=True)).rstrip()]
+    for row, rank in zip(cells, rows, strict=True):
+        parts = []
+        for (title, _, right), width, cell in zip(columns, widths, row, strict=True):
+            text = cell.rjust(width) if right else cell.ljust(width)
+            if title == "STATUS":
+                text = style(text, fmt.STATUS_COLOR.get(rank.status.value))
+            parts.append(text)
+        out.append("  " + "  ".join(parts).rstrip())
+    if note:
+        out.append(note)
+    return out
+
+
+def _verdict(report: Report, style: fmt.Style) -> list[str]:
+    outcome = report.outcome.upper()
+    out = [f"{style(outcome, fmt.OUTCOME_COLOR.get(report.outcome))}  {fmt.headline(report)}"]
+    c = report.root_cause
+    if c is not None:
+        out.append(f"  {c.message}")
+        if c.file is not None:
+            path = fmt.where_path(c.log_dir, c.file, c.line)
+            out.append(f"  at {path}" + (f"  ({clock(c.time)})" if c.time else ""))
+        out.append(f"  why: {c.reason}")
+        hint = next((f.hint for f in report.findings if f.role == "root-cause" and f.hint), "")
+        if hint:
+            out.append(f"  hint: {hint}")
+    span = fmt.time_span(report)
+    if span:
+        out.append(f"  log times: {span}; {report.files} files, {report.bytes / 1e6:.1f} MB read")
+    return out
+
+
+def _finding(f: Finding, style: fmt.Style) -> list[str]:
+    severity = style(f.severity.value.ljust(7), fmt.SEVERITY_COLOR.get(f.severity.value))
+    about = fmt.ranks_text(f.ranks) if f.ranks else "scheduler/msrun"
+    lines = [f"  {severity}  {f.rule}  [{f.role}]  {about}", f"           {f.message}"]
+    shown = f.occurrences[:MAX_EVIDENCE]
+    for o in shown:
+        count = f"  (x{o.count})" if o.count > 1 else ""
+        lines.append(f"           {fmt.where(o)}{count}")
+    if len(f.occurrences) > len(shown):
+        lines.append(f"           ... and {len(f.occurrences) - len(shown)} more")
+    return lines
+
+
+def render(report: Report, color: bool = False, show_all: bool = False) -> str:
+    """The whole text report."""
+    style = fmt.Style(color)
+    out = _verdict(report, style)
+    out += ["", *_table(report, style, show_all)]
+    if report.findings:
+        out += ["", f"FINDINGS ({len(report.findings)})"]
+        for f in report.findings:
+            out += _finding(f, style)
+    for warning in report.warnings:
+        out.append(f"warning: {warning}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,52 @@
+"""Run line-scope rules on one line: prefilter, full pattern with a time limit, message."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from msrunwatch.rules.model import Rule, Scope
+from msrunwatch.rules.prefilter import Prefilter
+from msrunwatch.rules.template import fingerprint, render
+
+MATCH_TIMEOUT_S = 0.05
+"""A pattern that backtracks longer than this on one line is abandoned for that line."""
+
+
+@dataclass(frozen=True, slots=True)
+class LineMatch:
+    """A rule that matched a line, with its rendered message."""
+
+    rule: Rule
+    message: str
+    fingerprint: str
+    captures: tuple[tuple[str, str], ...]
+
+
+class LineMatcher:
+    """All line rules of a rule set, ready to run on lines."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.rules = [r for r in rules if r.scope is Scope.LINE and r.match is not None]
+        self._prefilter = Prefilter(r.match.pattern for r in self.rules)  # type: ignore[union-attr]
+        self.timeouts = 0
+        """Lines on which a rule's pattern hit the time limit."""
+
+    def match(self, line: str) -> list[LineMatch]:
+        """Every rule that matches the line."""
+        found: list[LineMatch] = []
+        for index in self._prefilter.candidates(line):
+            rule = self.rules[index]
+            try:
+                m = rule.match.search(line, timeout=MATCH_TIMEOUT_S)  # type: ignore[union-attr]
+            except TimeoutError:
+                self.timeouts += 1
+                continue
+            if m is None:
+                continue
+            captures = {k: v for k, v in m.groupdict().items() if v is not None}
+            message = render(rule.message, captures)
+            found.append(
+                LineMatch(rule, message, fingerprint(rule.id, message), tuple(captures.items()))
+            )
+        return found

@@ -1,0 +1,141 @@
+"""Read one log file's bytes, block by block, into its FileFacts.
+
+The hot path never loops over lines in Python: a regex with a literal `\\n` core finds
+the lines that are not INFO/DEBUG GLOG lines (faults, prints, tracebacks and the memory
+block are all there), two literal scans find the INFO lines that carry compile markers,
+and only those lines are decoded and parsed. The same scanner is fed the whole file by
+triage and the appended bytes by the live watcher.
+"""
+
+from __future__ import annotations
+
+from msrunwatch import patterns as P
+from msrunwatch.extract import Extractor
+from msrunwatch.model import FileFacts, FileRole
+from msrunwatch.rules.matcher import LineMatcher
+from msrunwatch.timestamps import parse_glog
+
+MAX_LINE = 1 << 20
+"""A line longer than this is cut: a runaway line must not hold the whole file."""
+TIME_LOOKBACK = 1 << 16
+"""How far back an un-prefixed fault line looks for the GLOG line that dates it."""
+
+
+class FileScanner:
+    """Incremental reader of one log file; `facts()` is its state at any point."""
+
+    def __init__(
+        self,
+        path: str,
+        log_dir: str,
+        role: FileRole,
+        matcher: LineMatcher,
+        rank_from_name: int | None = None,
+    ) -> None:
+        self.extractor = Extractor(path, log_dir, role, matcher, rank_from_name)
+        self._all_lines = role in (FileRole.CONSOLE, FileRole.MSRUN, FileRole.SCHEDULER)
+        self._carry = b""
+        self._lines = 0
+        self._offset = 0
+        """File offset of the first byte of the carry."""
+
+    def feed(self, chunk: bytes) -> None:
+        """Consume the next bytes of the file; an incomplete last line waits for more."""
+        if not chunk:
+            return
+        buf = b"\n" + self._carry + chunk
+        end = buf.rfind(b"\n", 1)
+        if end <= 0:
+            self._carry = buf[1:]
+            if len(self._carry) > MAX_LINE:
+                self._flush_carry()
+            return
+        self._scan(buf, end)
+        complete = end  # bytes of complete lines, minus the sentinel, plus the newline
+        self._offset += complete
+        self._carry = buf[end + 1 :]
+        self.extractor.size = self._offset + len(self._carry)
+
+    def close(self) -> None:
+        """The file ended: its last line counts even without a newline."""
+        if self._carry:
+            self._flush_carry()
+        self.extractor.close()
+
+    def facts(self) -> FileFacts:
+        """Everything read so far, frozen."""
+        return self.extractor.facts(self._lines)
+
+    def _flush_carry(self) -> None:
+        buf = b"\n" + self._carry[:MAX_LINE] + b"\n"
+        self._scan(buf, len(buf) - 1)
+        self._offset += len(self._carry)
+        self.extractor.size = self._offset
+        self._carry = b""
+
+    def _starts(self, buf: bytes, end: int) -> list[int]:
+        """Start offsets (in buf) of the lines worth parsing, in order."""
+        if self._all_lines:
+            return [m.start() + 1 for m in P.ANY_LINE.finditer(buf, 0, end)]
+        starts = [m.start() + 1 for m in P.CANDIDATE_LINE.finditer(buf, 0, end)]
+        extra: set[int] = set()
+        for marker in P.INFO_MARKERS:
+            for m in marker.finditer(buf, 0, end):
+                extra.add(buf.rfind(b"\n", 0, m.start()) + 1)
+        if extra:
+            starts = sorted(extra.union(starts))
+        return starts
+
+    def _scan(self, buf: bytes, end: int) -> None:
+        """Parse the chosen lines of buf[1:end+1] (complete lines only)."""
+        self.extractor.block_time = self._block_end_time(buf, end)
+        lineno, counted = self._lines, 1
+        for start in self._starts(buf, end):
+            lineno += buf.count(b"\n", counted, start)
+            counted = start
+            stop = buf.find(b"\n", start, end + 1)
+            raw = buf[start : stop if stop != -1 else end]
+            if raw.endswith(b"\r"):
+                raw = raw[:-1]
+            text = raw[:MAX_LINE].decode("utf-8", "replace")
+            offset = self._offset + start - 1
+            self.extractor.line(text, lineno + 1, offset, lambda s=start: _time_before(buf, s))
+        self._lines = lineno + buf.count(b"\n", counted, end + 1)
+
+    def _block_end_time(self, buf: bytes, end: int) -> float | None:
+        """Time of the last GLOG line of the block, INFO included: the file's latest activity."""
+        pos = end
+        floor = max(0, end - TIME_LOOKBACK)
+        while pos > floor:
+            pos = buf.rfind(b"\n[", floor, pos)
+            if pos < 0:
+                return None
+            t = _header_time(buf, pos + 1)
+            if t is not None:
+                return t
+        return None
+
+
+def _header_time(buf: bytes, start: int) -> float | None:
+    """The timestamp of a GLOG line starting at buf[start], or None if it is not one."""
+    m = P.HEADER_START.match(buf, start - 1)
+    if m is None:
+        return None
+    colon = buf.find(b"):", m.end(), m.end() + 200)
+    if colon < 0:
+        return None
+    return parse_glog(buf[colon + 2 : colon + 40].decode("ascii", "replace"))
+
+
+def _time_before(buf: bytes, start: int) -> float | None:
+    """Time of the nearest GLOG line (INFO included) before an un-prefixed line."""
+    pos = start - 1
+    floor = max(0, start - TIME_LOOKBACK)
+    while pos > floor:
+        pos = buf.rfind(b"\n[", floor, pos)
+        if pos < 0:
+            return None
+        t = _header_time(buf, pos + 1)
+        if t is not None:
+            return t
+    return None

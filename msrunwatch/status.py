@@ -1,0 +1,62 @@
+"""Each rank's status from its own faults, its exit code and how its log ends."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Sequence
+
+from msrunwatch.findings import Sighting
+from msrunwatch.model import Role, Severity, Status
+from msrunwatch.runstate import RankFacts, RunFacts
+
+KILL_SIGNALS = (signal.SIGKILL, signal.SIGTERM)
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def phase(rank: RankFacts) -> Status:
+    """Where a rank that has not ended got to."""
+    compile_stats = rank.primary.compile
+    if any(f.progress for f in rank.files):
+        return Status.TRAINING
+    if compile_stats.in_progress:
+        return Status.COMPILING
+    if compile_stats.count:
+        return Status.TRAINING
+    return Status.STARTING if rank.lines else Status.UNKNOWN
+
+
+def rank_status(
+    rank: RankFacts, own: Sequence[Sighting], run: RunFacts, run_failed: bool
+) -> tuple[Status, str]:
+    """Status and a short reason, strongest evidence first."""
+    errors = [s for s in own if s.rule.severity is Severity.ERROR]
+    causes = [s for s in errors if s.rule.role is Role.CAUSE]
+    if causes:
+        first = causes[0]
+        if first.rule.category == "worker-killed":
+            return Status.KILLED, first.hit.message
+        return Status.FAILED, f"{first.rule.category} at {first.occurrence.file}:{first.hit.line}"
+    code = rank.exit_code
+    if code is not None and code < 0:
+        name = _signal_name(code)
+        if -code in KILL_SIGNALS:
+            return Status.KILLED, f"msrun reports exit by {name}"
+        return Status.FAILED, f"msrun reports exit by {name}"
+    if code is not None and code > 0:
+        return Status.FAILED, f"msrun reports exit code {code}"
+    if errors:
+        first = errors[0]
+        return Status.TIMED_OUT, f"{first.rule.category} at {first.occurrence.file}:{first.hit.line}"
+    if rank.finished_line:
+        return Status.FINISHED, f"ended normally at {rank.primary.path}:{rank.finished_line}"
+    if rank.rank in run.unregistered or run.all_workers_ok:
+        return Status.FINISHED, "the scheduler saw it leave normally"
+    if run_failed and rank.lines:
+        return Status.KILLED, "its log stops after another rank failed (msrun kills the rest)"
+    return phase(rank), ""
