@@ -26,8 +26,12 @@ def _progress_printer(stream: object) -> object:
         if total < PROGRESS_BYTES:
             return
         end = "\n" if done == files else ""
-        print(f"\rmsrunwatch: read {done}/{files} files, {read >> 20}/{total >> 20} MB",
-              end=end, file=sys.stderr, flush=True)
+        print(
+            f"\rmsrunwatch: read {done}/{files} files, {read >> 20}/{total >> 20} MB",
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
 
     return show if getattr(stream, "isatty", lambda: False)() else None
 
@@ -89,10 +93,18 @@ def _parser() -> argparse.ArgumentParser:
     triage.add_argument("dirs", nargs="+", metavar="DIR", help="msrun log directory or log file")
     triage.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     triage.add_argument("--output", "-o", metavar="FILE", help="write the report here")
-    triage.add_argument("--console", action="append", metavar="FILE",
-                        help="msrun's saved console output (exit codes, signals); repeatable")
-    triage.add_argument("--rules", action="append", metavar="DIR",
-                        help="extra rule files or directories (override built-ins by id)")
+    triage.add_argument(
+        "--console",
+        action="append",
+        metavar="FILE",
+        help="msrun's saved console output (exit codes, signals); repeatable",
+    )
+    triage.add_argument(
+        "--rules",
+        action="append",
+        metavar="DIR",
+        help="extra rule files or directories (override built-ins by id)",
+    )
     triage.add_argument("--all-ranks", action="store_true", help="list every rank in the table")
     triage.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     triage.set_defaults(handler=cmd_triage)

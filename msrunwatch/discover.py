@@ -19,7 +19,9 @@ SNIFF_BYTES = 64 * 1024
 MAX_DEPTH = 5
 
 _WORKER_NAME = re.compile(r"^(?P<prefix>.*?)_(?P<rank>\d+)\.log$")
-_GLOG_CPP = re.compile(r"^mindspore\..+\.log\.(?P<level>INFO|WARNING|ERROR|FATAL)\.\d{8}-\d{6}\.(?P<pid>\d+)$")
+_GLOG_CPP = re.compile(
+    r"^mindspore\..+\.log\.(?P<level>INFO|WARNING|ERROR|FATAL)\.\d{8}-\d{6}\.(?P<pid>\d+)$"
+)
 _GLOG_PY = re.compile(r"^mindspore\.log\.(?P<pid>\d+)(?:\.\d+)?$")
 _GLOG_LINKS = {"mindspore.INFO", "mindspore.WARNING", "mindspore.ERROR", "mindspore.FATAL"}
 _RANK_DIR = re.compile(r"^rank_(?P<rank>\d+)$")
@@ -47,7 +49,10 @@ class LogFile:
 
 def sniff(head: bytes) -> FileRole | None:
     """Guess a file's role from its first bytes; None when it is not an msrun log."""
-    if b"Start worker process with rank id:" in head or b"Start scheduler process, log file:" in head:
+    if (
+        b"Start worker process with rank id:" in head
+        or b"Start scheduler process, log file:" in head
+    ):
         return FileRole.CONSOLE
     if b"process_entity/_api.py" in head and b"MainProcess" in head and b"ccsrc" not in head:
         return FileRole.MSRUN

@@ -37,6 +37,7 @@ class Extractor:
         self.matcher = matcher
         self.size = 0
         self.block_time: float | None = None
+        """Time of the last GLOG line (INFO included) of the blocks read so far."""
         self._rank_from_name = rank_from_name
         self._rank_from_log: int | None = None
         self._node_id: str | None = None
@@ -57,6 +58,8 @@ class Extractor:
         self._kill_all_time: float | None = None
         self._all_ok = False
         self._last_line = 0
+        self._line_time: float | None = None
+        """The time of the last line read (its own, or the one it was dated by)."""
         self._record_specific = False
         self._pending: list[Hit] = []
 
@@ -71,15 +74,22 @@ class Extractor:
             self._msrun(text, header, lineno, offset)
         elif header is not None:
             when = self._header(header["ts"], header["pid"], lineno)
+            self._line_time = when or self._line_time
             self._message(header["msg"], lineno, when)
             self._rules(text, lineno, offset, when, True)
         else:
             if text.startswith(P.TRACEBACK_START) or lineno != self._last_line + 1:
                 self._new_record()
+            self._line_time = time_before() or self._latest()
             self._plain(text, lineno)
             if text.strip():
-                self._rules(text, lineno, offset, time_before() or self._last_time, False)
+                self._rules(text, lineno, offset, self._line_time, False)
         self._last_line = lineno
+
+    def _latest(self) -> float | None:
+        """The latest time known before the current line when its block has none for it."""
+        known = [t for t in (self._line_time, self.block_time) if t is not None]
+        return max(known) if known else None
 
     def _header(self, ts: str, pid: str, lineno: int) -> float | None:
         self._new_record()
@@ -119,11 +129,11 @@ class Extractor:
     def _plain(self, text: str, lineno: int) -> None:
         """Facts carried by an un-prefixed line (stdout prints, the memory block)."""
         if text.startswith("[PROF]"):
-            self._compile.bare_line(text, self._last_time)
-        elif self._memory.feed(text, lineno, self._last_time):
+            self._compile.bare_line(text, self._line_time)
+        elif self._memory.feed(text, lineno, self._line_time):
             if "deinitialize success" in text:
                 self._finished_line = lineno
-        elif self._progress.feed(text, lineno, self._last_time):
+        elif self._progress.feed(text, lineno, self._line_time):
             pass
         elif ("finish" in text or "raining" in text) and P.FINISHED.search(text):
             self._finished_line = lineno
@@ -150,9 +160,7 @@ class Extractor:
 
     # -- rules ------------------------------------------------------------------------
 
-    def _rules(
-        self, text: str, lineno: int, offset: int, when: float | None, exact: bool
-    ) -> None:
+    def _rules(self, text: str, lineno: int, offset: int, when: float | None, exact: bool) -> None:
         for found in self.matcher.match(text):
             hit = self._hit(found, text, lineno, offset, when, exact)
             if found.rule.fallback:
@@ -233,7 +241,6 @@ class Extractor:
             kill_all_time=self._kill_all_time,
             all_workers_ok=self._all_ok,
         )
-
 
 
 SUBJECTS = ("pid", "node", "rank")

@@ -83,9 +83,7 @@ KILL_ALL = re.compile(r"There's worker exits with exception, kill all other work
 ALL_OK = re.compile(r"All workers successfully exit")
 
 # Training progress, most specific first.
-LOSS_MONITOR = re.compile(
-    r"epoch: (?P<epoch>\d+),? step: (?P<step>\d+), loss is (?P<loss>\S+)"
-)
+LOSS_MONITOR = re.compile(r"epoch: (?P<epoch>\d+),? step: (?P<step>\d+), loss is (?P<loss>\S+)")
 TIME_MONITOR = re.compile(r"epoch time: [0-9.]+ ms, per step time: (?P<step_ms>[0-9.]+) ms")
 MINDFORMERS = re.compile(
     r"\{ ?Epoch:\[\s*(?P<epoch>\d+)/\s*\d+\], step:\[\s*(?P<step>\d+)/\s*(?P<steps>\d+)\], "

@@ -60,12 +60,18 @@ class CompileTracker:
 
     def stats(self) -> CompileStats:
         """The totals so far."""
-        stages, graphs = (self._glog, self._glog_graphs) if self._glog else (
-            self._bare,
-            self._bare_graphs,
+        stages, graphs = (
+            (self._glog, self._glog_graphs)
+            if self._glog
+            else (
+                self._bare,
+                self._bare_graphs,
+            )
         )
         count = max(graphs, self._finished)
-        ordered = tuple(sorted(((k, round(v, 3)) for k, v in stages.items()), key=lambda kv: -kv[1]))
+        ordered = tuple(
+            sorted(((k, round(v, 3)) for k, v in stages.items()), key=lambda kv: -kv[1])
+        )
         return CompileStats(
             count=count,
             total_ms=round(stages.get(COMPILE_TOTAL, 0.0), 3),
@@ -106,7 +112,9 @@ class ProgressTracker:
             epoch, step, steps = int(m["epoch"]), int(m["step"]), int(m["steps"])
             step_ms = float(m["step_ms"]) if m["step_ms"] else None
             stamp = parse_iso(text[:32]) or when
-            self._record((epoch - 1) * steps + step, epoch, _loss(m["loss"]), step_ms, lineno, stamp)
+            self._record(
+                (epoch - 1) * steps + step, epoch, _loss(m["loss"]), step_ms, lineno, stamp
+            )
         elif "iteration" in text and (m := P.MEGATRON.search(text)):
             step_ms = float(m["step_ms"]) if m["step_ms"] else None
             stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else when
@@ -140,4 +148,3 @@ class ProgressTracker:
         if step_ms is None and self.progress is not None:
             step_ms = self.progress.step_time_ms
         self.progress = Progress(step, epoch, loss, step_ms, lineno, when, self._lines)
-

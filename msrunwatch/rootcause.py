@@ -35,6 +35,7 @@ def _cause(first: Sighting, ranks: Sequence[int], reason: str) -> RootCause:
         time=occ.time,
         message=first.hit.message,
         reason=reason,
+        time_exact=first.hit.time_exact,
     )
 
 
@@ -42,8 +43,9 @@ def _same_fault(first: Sighting, found: Sequence[Sighting]) -> list[Sighting]:
     return [
         s
         for s in found
-        if s.own and s.rank is not None and (s.hit.rule, s.hit.fingerprint)
-        == (first.hit.rule, first.hit.fingerprint)
+        if s.own
+        and s.rank is not None
+        and (s.hit.rule, s.hit.fingerprint) == (first.hit.rule, first.hit.fingerprint)
     ]
 
 
@@ -52,7 +54,9 @@ def from_causes(found: Sequence[Sighting]) -> RootCause | None:
     causes = [
         s
         for s in found
-        if s.own and s.rank is not None and s.rule.role is Role.CAUSE
+        if s.own
+        and s.rank is not None
+        and s.rule.role is Role.CAUSE
         and s.rule.severity is Severity.ERROR
     ]
     if not causes:
@@ -66,8 +70,11 @@ def from_causes(found: Sequence[Sighting]) -> RootCause | None:
     ranks = [
         s.rank
         for s in same
-        if s.rank is not None and (s is first or (t0 is not None and s.hit.time is not None
-                                                 and abs(s.hit.time - t0) < TIE_SECONDS))
+        if s.rank is not None
+        and (
+            s is first
+            or (t0 is not None and s.hit.time is not None and abs(s.hit.time - t0) < TIE_SECONDS)
+        )
     ]
     others = sorted({s.rank for s in same if s.rank is not None} - set(ranks))
     reason = "the earliest fault a rank logged about itself"

@@ -95,8 +95,11 @@ def _merge_by_process(workers: Sequence[FileFacts]) -> list[list[FileFacts]]:
 
 def _primary_first(facts: FileFacts) -> tuple[int, str, str]:
     """msrun's own worker logs first, then glog's files, in path order."""
-    return (0 if facts.rank_from_name is not None and facts.path.endswith(".log") else 1,
-            facts.log_dir, facts.path)
+    return (
+        0 if facts.rank_from_name is not None and facts.path.endswith(".log") else 1,
+        facts.log_dir,
+        facts.path,
+    )
 
 
 def _exits(consoles: Sequence[FileFacts]) -> dict[int, WorkerExit]:

@@ -9,6 +9,8 @@ triage and the appended bytes by the live watcher.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from msrunwatch import patterns as P
 from msrunwatch.extract import Extractor
 from msrunwatch.model import FileFacts, FileRole
@@ -17,8 +19,6 @@ from msrunwatch.timestamps import parse_glog
 
 MAX_LINE = 1 << 20
 """A line longer than this is cut: a runaway line must not hold the whole file."""
-TIME_LOOKBACK = 1 << 16
-"""How far back an un-prefixed fault line looks for the GLOG line that dates it."""
 
 
 class FileScanner:
@@ -88,8 +88,7 @@ class FileScanner:
 
     def _scan(self, buf: bytes, end: int) -> None:
         """Parse the chosen lines of buf[1:end+1] (complete lines only)."""
-        self.extractor.block_time = self._block_end_time(buf, end)
-        lineno, counted = self._lines, 1
+        lineno, counted, previous = self._lines, 1, 0
         for start in self._starts(buf, end):
             lineno += buf.count(b"\n", counted, start)
             counted = start
@@ -99,21 +98,22 @@ class FileScanner:
                 raw = raw[:-1]
             text = raw[:MAX_LINE].decode("utf-8", "replace")
             offset = self._offset + start - 1
-            self.extractor.line(text, lineno + 1, offset, lambda s=start: _time_before(buf, s))
+            # Only skipped INFO/DEBUG lines lie between the previous parsed line and this one,
+            # so the search for the GLOG line that dates this one stops there: O(bytes) overall.
+            self.extractor.line(text, lineno + 1, offset, _dater(buf, start, previous))
+            previous = start
         self._lines = lineno + buf.count(b"\n", counted, end + 1)
+        self.extractor.block_time = self._block_end_time(buf, end) or self.extractor.block_time
 
-    def _block_end_time(self, buf: bytes, end: int) -> float | None:
+    @staticmethod
+    def _block_end_time(buf: bytes, end: int) -> float | None:
         """Time of the last GLOG line of the block, INFO included: the file's latest activity."""
-        pos = end
-        floor = max(0, end - TIME_LOOKBACK)
-        while pos > floor:
-            pos = buf.rfind(b"\n[", floor, pos)
-            if pos < 0:
-                return None
-            t = _header_time(buf, pos + 1)
-            if t is not None:
-                return t
-        return None
+        return _time_before(buf, end + 1, 0)
+
+
+def _dater(buf: bytes, start: int, floor: int) -> Callable[[], float | None]:
+    """A deferred `_time_before`: most lines never need their time looked up."""
+    return lambda: _time_before(buf, start, floor)
 
 
 def _header_time(buf: bytes, start: int) -> float | None:
@@ -127,10 +127,9 @@ def _header_time(buf: bytes, start: int) -> float | None:
     return parse_glog(buf[colon + 2 : colon + 40].decode("ascii", "replace"))
 
 
-def _time_before(buf: bytes, start: int) -> float | None:
-    """Time of the nearest GLOG line (INFO included) before an un-prefixed line."""
+def _time_before(buf: bytes, start: int, floor: int) -> float | None:
+    """Time of the nearest GLOG line (INFO included) in buf[floor:start]."""
     pos = start - 1
-    floor = max(0, start - TIME_LOOKBACK)
     while pos > floor:
         pos = buf.rfind(b"\n[", floor, pos)
         if pos < 0:

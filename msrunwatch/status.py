@@ -52,7 +52,10 @@ def rank_status(
         return Status.FAILED, f"msrun reports exit code {code}"
     if errors:
         first = errors[0]
-        return Status.TIMED_OUT, f"{first.rule.category} at {first.occurrence.file}:{first.hit.line}"
+        return (
+            Status.TIMED_OUT,
+            f"{first.rule.category} at {first.occurrence.file}:{first.hit.line}",
+        )
     if rank.finished_line:
         return Status.FINISHED, f"ended normally at {rank.primary.path}:{rank.finished_line}"
     if rank.rank in run.unregistered or run.all_workers_ok:

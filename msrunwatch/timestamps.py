@@ -42,7 +42,7 @@ def parse_glog(text: str) -> float | None:
     base = _seconds(m["y"], m["mo"], m["d"], m["h"], m["mi"], m["s"])
     if base is None:
         return None
-    micros = int(m["a"] + m["b"])
+    micros = int(str(m["a"]) + str(m["b"]))
     return base + min(micros, 999_999) / 1e6
 
 
@@ -54,16 +54,16 @@ def parse_iso(text: str) -> float | None:
     base = _seconds(m["y"], m["mo"], m["d"], m["h"], m["mi"], m["s"])
     if base is None:
         return None
-    frac = m["frac"] or "0"
-    return base + int(frac) / 10 ** len(frac)
+    frac: str = m["frac"] or "0"
+    return base + int(frac) / 10.0 ** len(frac)
 
 
 def iso(seconds: float | None) -> str | None:
     """Format log seconds as ISO 8601 with microseconds, no zone (the log's local time)."""
     if seconds is None:
         return None
-    return datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None).isoformat(
-        timespec="microseconds"
+    return (
+        datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None).isoformat(timespec="microseconds")
     )
 
 
@@ -72,5 +72,5 @@ def clock(seconds: float | None) -> str:
     if seconds is None:
         return "-"
     whole = time.gmtime(seconds)
-    millis = int(round((seconds - int(seconds)) * 1000)) % 1000
+    millis = int((seconds - int(seconds)) * 1000)
     return time.strftime("%H:%M:%S", whole) + f".{millis:03d}"

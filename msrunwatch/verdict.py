@@ -97,7 +97,9 @@ def _root_cause(
     missing = rc.missing_ranks(run)
     if missing and any(s.rule.category == "cluster-init-timeout" for s in found):
         syn = _synthetic(
-            rules.get(RANKS_NEVER_REGISTERED), run, missing,
+            rules.get(RANKS_NEVER_REGISTERED),
+            run,
+            missing,
             {"registered": registered, "expected": run.expected_ranks},
         )
         if syn is not None:
@@ -105,9 +107,7 @@ def _root_cause(
     silent = rc.silent_ranks(plain)
     if silent:
         waiting = [r for r, s in plain.items() if s is Status.TIMED_OUT]
-        syn = _synthetic(
-            rules.get(SILENT_RANK), run, silent, {"waiting": rc.rank_ranges(waiting)}
-        )
+        syn = _synthetic(rules.get(SILENT_RANK), run, silent, {"waiting": rc.rank_ranges(waiting)})
         if syn is not None:
             return _from_synthetic(syn, "the only rank(s) without a timeout of their own"), [syn]
     named = rc.from_scheduler(found)
@@ -127,13 +127,17 @@ def _from_synthetic(syn: Synthetic, reason: str) -> RootCause:
 
 
 def _killed(
-    run: RunFacts, statuses: dict[int, tuple[Status, str]], rules: Mapping[str, Rule],
+    run: RunFacts,
+    statuses: dict[int, tuple[Status, str]],
+    rules: Mapping[str, Rule],
     cause: RootCause | None,
 ) -> Synthetic | None:
     """Ranks msrun killed because another rank failed: victims, listed once."""
     victims = [
-        r.rank for r in run.ranks
-        if statuses[r.rank][0] is Status.KILLED and r.exit_code is None
+        r.rank
+        for r in run.ranks
+        if statuses[r.rank][0] is Status.KILLED
+        and r.exit_code is None
         and (cause is None or r.rank not in cause.ranks)
     ]
     first = ", ".join(str(r) for r in cause.ranks) if cause else "another rank"
@@ -144,8 +148,19 @@ def _finding(
     rule: Rule, sights: Sequence[Sighting] | None, syn: Synthetic | None, role: str
 ) -> Finding:
     if syn is not None:
-        return Finding(rule.id, rule.title, rule.category, rule.severity, role, syn.message,
-                       syn.ranks, syn.occurrences, len(syn.ranks), rule.hint, rule.id)
+        return Finding(
+            rule.id,
+            rule.title,
+            rule.category,
+            rule.severity,
+            role,
+            syn.message,
+            syn.ranks,
+            syn.occurrences,
+            len(syn.ranks),
+            rule.hint,
+            rule.id,
+        )
     assert sights
     seen: set[tuple[int | None, str | None]] = set()
     occurrences = []
@@ -156,9 +171,19 @@ def _finding(
             occurrences.append(s.occurrence)
     ranks = tuple(sorted({s.rank for s in sights if s.rank is not None}))
     first = sights[0]
-    return Finding(rule.id, rule.title, rule.category, rule.severity, role, first.hit.message,
-                   ranks, tuple(occurrences), sum(s.hit.count for s in sights), rule.hint,
-                   first.hit.fingerprint)
+    return Finding(
+        rule.id,
+        rule.title,
+        rule.category,
+        rule.severity,
+        role,
+        first.hit.message,
+        ranks,
+        tuple(occurrences),
+        sum(s.hit.count for s in sights),
+        rule.hint,
+        first.hit.fingerprint,
+    )
 
 
 def _role(
@@ -185,16 +210,23 @@ def _findings(
     root_key: object = None
     if cause is not None:
         root_key = next(
-            ((s.hit.rule, s.hit.fingerprint) for s in found
-             if s.hit.rule == cause.rule and s.occurrence.line == cause.line
-             and s.occurrence.file == cause.file),
+            (
+                (s.hit.rule, s.hit.fingerprint)
+                for s in found
+                if s.hit.rule == cause.rule
+                and s.occurrence.line == cause.line
+                and s.occurrence.file == cause.file
+            ),
             (cause.rule, cause.rule),
         )
     out = []
     for key, sights in group(list(found)).items():
         ranks = [s.rank for s in sights if s.rank is not None]
-        out.append(_finding(sights[0].rule, sights, None,
-                            _role(sights[0].rule, key, ranks, cause, root_key)))
+        out.append(
+            _finding(
+                sights[0].rule, sights, None, _role(sights[0].rule, key, ranks, cause, root_key)
+            )
+        )
     for syn in extra:
         key = (syn.rule.id, syn.rule.id)
         out.append(_finding(syn.rule, None, syn, _role(syn.rule, key, syn.ranks, cause, root_key)))

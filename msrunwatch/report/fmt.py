@@ -47,9 +47,25 @@ class Style:
 def where(o: Occurrence | None) -> str:
     """`dir/file:line` as a user would open it."""
     if o is None or o.file is None:
-        return "-"
-    path = os.path.join(o.log_dir, o.file) if o.log_dir else o.file
-    return f"{path}:{o.line}" if o.line else path
+        return "(no log)"
+    return where_path(o.log_dir, o.file, o.line)
+
+
+def when(seconds: float | None, exact: bool) -> str:
+    """`05:16:37.900`, or `~05:16:37.900` when dated by the line before it."""
+    if seconds is None:
+        return ""
+    return clock(seconds) if exact else "~" + clock(seconds)
+
+
+def size(nbytes: int) -> str:
+    """Human-readable byte count."""
+    value = float(nbytes)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
 
 
 def ranks_text(ranks: Iterable[int]) -> str:

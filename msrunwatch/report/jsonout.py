@@ -58,8 +58,13 @@ def progress(p: Progress | None) -> dict[str, Any] | None:
 def first_error(e: FirstError | None) -> dict[str, Any] | None:
     if e is None:
         return None
-    return {"category": e.category, "line": e.line, "time": iso(e.time), "rule": e.rule,
-            "file": e.file}
+    return {
+        "category": e.category,
+        "line": e.line,
+        "time": iso(e.time),
+        "rule": e.rule,
+        "file": e.file,
+    }
 
 
 def rank(r: RankReport) -> dict[str, Any]:
@@ -128,6 +133,7 @@ def root_cause(c: RootCause | None) -> dict[str, Any] | None:
         "rule": c.rule,
         "log_dir": c.log_dir,
         "time": iso(c.time),
+        "time_exact": c.time_exact,
         "reason": c.reason,
     }
 

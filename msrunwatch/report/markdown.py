@@ -7,6 +7,10 @@ from msrunwatch.report.types import Report
 from msrunwatch.timestamps import clock
 
 MAX_ROWS = 64
+HEADER = (
+    "rank", "status", "step", "loss", "compile", "peak MB", "actual MB", "limit MB",
+    "device MB", "last line", "first error",
+)  # fmt: skip
 
 
 def _escape(text: str) -> str:
@@ -14,14 +18,22 @@ def _escape(text: str) -> str:
 
 
 def _verdict(report: Report) -> list[str]:
-    out = [f"## msrunwatch: {report.outcome.upper()}", "", f"**{_escape(fmt.headline(report))}**", ""]
+    out = [
+        f"## msrunwatch: {report.outcome.upper()}",
+        "",
+        f"**{_escape(fmt.headline(report))}**",
+        "",
+    ]
     c = report.root_cause
     if c is not None:
         out.append(f"- Root cause: `{c.rule}` ({c.category}) on {fmt.ranks_text(c.ranks)}")
         out.append(f"- Message: {_escape(c.message)}")
         if c.file:
-            out.append(f"- Evidence: `{fmt.where_path(c.log_dir, c.file, c.line)}`"
-                       + (f" at {clock(c.time)}" if c.time else ""))
+            stamp = fmt.when(c.time, c.time_exact)
+            out.append(
+                f"- Evidence: `{fmt.where_path(c.log_dir, c.file, c.line)}`"
+                + (f" at {stamp}" if stamp else "")
+            )
         out.append(f"- Why: {c.reason}")
         hint = next((f.hint for f in report.findings if f.role == "root-cause" and f.hint), "")
         if hint:
@@ -34,18 +46,30 @@ def _table(report: Report, show_all: bool) -> list[str]:
     ranks = list(report.ranks)
     shown = ranks if show_all else ranks[:MAX_ROWS]
     out = [
-        "| rank | status | step | loss | compile | peak MB | actual MB | limit MB | device MB | last line | first error |",
+        "| " + " | ".join(HEADER) + " |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for r in shown:
         m = r.memory
-        out.append("| " + " | ".join([
-            str(r.rank), r.status.value, fmt.step(r),
-            fmt.loss(r.progress.loss if r.progress else None), fmt.compile_seconds(r),
-            fmt.megabytes(m.peak_used_mb if m else None), fmt.megabytes(m.peak_actual_mb if m else None),
-            fmt.megabytes(m.used_mb if m else None), fmt.megabytes(m.device_mb if m else None),
-            clock(r.last_time), _escape(fmt.first_error(r)),
-        ]) + " |")
+        out.append(
+            "| "
+            + " | ".join(
+                [
+                    str(r.rank),
+                    r.status.value,
+                    fmt.step(r),
+                    fmt.loss(r.progress.loss if r.progress else None),
+                    fmt.compile_seconds(r),
+                    fmt.megabytes(m.peak_used_mb if m else None),
+                    fmt.megabytes(m.peak_actual_mb if m else None),
+                    fmt.megabytes(m.used_mb if m else None),
+                    fmt.megabytes(m.device_mb if m else None),
+                    clock(r.last_time),
+                    _escape(fmt.first_error(r)),
+                ]
+            )
+            + " |"
+        )
     if len(shown) < len(ranks):
         out.append(f"\n_{len(ranks) - len(shown)} more ranks not shown._")
     return out
@@ -59,8 +83,10 @@ def render(report: Report, show_all: bool = False) -> str:
         out += ["### Findings", ""]
         for f in report.findings:
             about = fmt.ranks_text(f.ranks) if f.ranks else "scheduler/msrun"
-            out.append(f"- **{f.severity.value}** `{f.rule}` ({f.category}, {f.role}), {about}: "
-                       f"{_escape(f.message)}")
+            out.append(
+                f"- **{f.severity.value}** `{f.rule}` ({f.category}, {f.role}), {about}: "
+                f"{_escape(f.message)}"
+            )
             for o in f.occurrences[:3]:
                 out.append(f"  - `{fmt.where(o)}`")
         out.append("")

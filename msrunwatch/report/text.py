@@ -26,16 +26,25 @@ def _columns(ranks: Sequence[RankReport]) -> list[Column]:
         ("STATUS", lambda r: r.status.value, False),
     ]
     if has_progress:
-        columns += [("STEP", fmt.step, True), ("LOSS", lambda r: fmt.loss(r.progress.loss if r.progress else None), True)]
+        columns += [
+            ("STEP", fmt.step, True),
+            ("LOSS", lambda r: fmt.loss(r.progress.loss if r.progress else None), True),
+        ]
     if has_compile:
         columns.append(("COMPILE", fmt.compile_seconds, True))
     if has_memory:
         columns += [
             ("PEAK MB", lambda r: fmt.megabytes(r.memory.peak_used_mb if r.memory else None), True),
-            ("ACTUAL MB", lambda r: fmt.megabytes(r.memory.peak_actual_mb if r.memory else None), True),
+            (
+                "ACTUAL MB",
+                lambda r: fmt.megabytes(r.memory.peak_actual_mb if r.memory else None),
+                True,
+            ),
             ("LIMIT MB", lambda r: fmt.megabytes(r.memory.used_mb if r.memory else None), True),
             ("DEVICE MB", lambda r: fmt.megabytes(r.memory.device_mb if r.memory else None), True),
         ]
+    if any(r.exit_code is not None for r in ranks):
+        columns.append(("EXIT", lambda r: "-" if r.exit_code is None else str(r.exit_code), True))
     columns += [
         ("LAST LINE", lambda r: clock(r.last_time), False),
         ("FIRST ERROR", fmt.first_error, False),
@@ -52,7 +61,10 @@ def _visible(report: Report, show_all: bool) -> tuple[list[RankReport], str]:
     named = set(report.root_cause.ranks) if report.root_cause else set()
     rows = [r for r in ranks if r.status is not common or r.rank in named][:MAX_ROWS]
     folded = [r.rank for r in ranks if r not in rows]
-    note = f"  ... {len(folded)} more {common.value}: ranks {rank_ranges(folded)} (--all-ranks to list)"
+    note = (
+        f"  ... {len(folded)} more {common.value}: ranks {rank_ranges(folded)}"
+        " (--all-ranks to list them)"
+    )
     return rows, note if folded else ""
 
 
@@ -62,8 +74,16 @@ def _table(report: Report, style: fmt.Style, show_all: bool) -> list[str]:
         return ["  (no ranks)"]
     columns = _columns(rows)
     cells = [[get(r) for _, get, _ in columns] for r in rows]
-    widths = [max(len(title), *(len(c[i]) for c in cells)) for i, (title, _, _) in enumerate(columns)]
-    out = ["  " + "  ".join(t.rjust(w) if right else t.ljust(w) for (t, _, right), w in zip(columns, widths, strict=True)).rstrip()]
+    widths = [
+        max(len(title), *(len(c[i]) for c in cells)) for i, (title, _, _) in enumerate(columns)
+    ]
+    out = [
+        "  "
+        + "  ".join(
+            t.rjust(w) if right else t.ljust(w)
+            for (t, _, right), w in zip(columns, widths, strict=True)
+        ).rstrip()
+    ]
     for row, rank in zip(cells, rows, strict=True):
         parts = []
         for (title, _, right), width, cell in zip(columns, widths, row, strict=True):
@@ -85,14 +105,15 @@ def _verdict(report: Report, style: fmt.Style) -> list[str]:
         out.append(f"  {c.message}")
         if c.file is not None:
             path = fmt.where_path(c.log_dir, c.file, c.line)
-            out.append(f"  at {path}" + (f"  ({clock(c.time)})" if c.time else ""))
+            stamp = fmt.when(c.time, c.time_exact)
+            out.append(f"  at {path}" + (f"  ({stamp})" if stamp else ""))
         out.append(f"  why: {c.reason}")
         hint = next((f.hint for f in report.findings if f.role == "root-cause" and f.hint), "")
         if hint:
             out.append(f"  hint: {hint}")
     span = fmt.time_span(report)
     if span:
-        out.append(f"  log times: {span}; {report.files} files, {report.bytes / 1e6:.1f} MB read")
+        out.append(f"  log times: {span}; {report.files} files, {fmt.size(report.bytes)} read")
     return out
 
 
@@ -103,7 +124,8 @@ def _finding(f: Finding, style: fmt.Style) -> list[str]:
     shown = f.occurrences[:MAX_EVIDENCE]
     for o in shown:
         count = f"  (x{o.count})" if o.count > 1 else ""
-        lines.append(f"           {fmt.where(o)}{count}")
+        stamp = fmt.when(o.time, o.time_exact)
+        lines.append(f"           {fmt.where(o)}" + (f"  {stamp}" if stamp else "") + count)
     if len(f.occurrences) > len(shown):
         lines.append(f"           ... and {len(f.occurrences) - len(shown)} more")
     return lines

@@ -58,6 +58,8 @@ class RootCause:
     message: str
     reason: str
     """Why these ranks: how the verdict was reached."""
+    time_exact: bool = True
+    """False when the line had no timestamp and was dated by the line before it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ def _walk(
     """Collect runs of required literal characters, and alternations of required literals."""
     for op, av in tree:
         if op is C.LITERAL:
-            current.append(chr(av))  # type: ignore[call-overload]
+            current.append(chr(av))  # type: ignore[arg-type]
             continue
         if op is C.SUBPATTERN and not av[1] and not av[2]:  # type: ignore[index]
             _walk(av[3], runs, current, choices)  # type: ignore[index]

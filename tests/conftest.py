@@ -1,0 +1,60 @@
+"""Shared fixtures: the repository's paths, the built-in rules, a scanner factory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from msrunwatch.model import FileFacts, FileRole
+from msrunwatch.rules.loader import load_rules
+from msrunwatch.rules.matcher import LineMatcher
+from msrunwatch.rules.model import Rule
+from msrunwatch.scan import FileScanner
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite tests/golden/* from the current output (review the diff!)",
+    )
+
+
+@pytest.fixture(scope="session")
+def rules() -> list[Rule]:
+    return load_rules()
+
+
+@pytest.fixture(scope="session")
+def matcher(rules: list[Rule]) -> LineMatcher:
+    return LineMatcher(rules)
+
+
+ScanText = Callable[..., FileFacts]
+
+
+@pytest.fixture
+def scan_text(matcher: LineMatcher) -> ScanText:
+    """Scan bytes (or text) as one file, optionally fed in small chunks."""
+
+    def scan(
+        data: bytes | str,
+        role: FileRole = FileRole.WORKER,
+        chunk: int | None = None,
+        name: str = "worker_0.log",
+        rank: int | None = 0,
+    ) -> FileFacts:
+        raw = data.encode() if isinstance(data, str) else data
+        scanner = FileScanner(name, "logs", role, matcher, rank)
+        step = chunk or max(len(raw), 1)
+        for i in range(0, len(raw), step):
+            scanner.feed(raw[i : i + step])
+        scanner.close()
+        return scanner.facts()
+
+    return scan

@@ -1,0 +1,43 @@
+"""Golden triage reports (text and JSON) for every scenario in fixtures/.
+
+Run `pytest tests/test_golden.py --update-golden` after an intended change and read the
+diff of tests/golden/ like code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from msrunwatch.cli import main
+from tests.conftest import FIXTURES, ROOT
+
+GOLDEN = Path(__file__).parent / "golden"
+SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+
+
+def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    main(args)
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fmt", ["txt", "json"])
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_golden_report(
+    scenario: str,
+    fmt: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> None:
+    monkeypatch.chdir(ROOT)
+    target = f"fixtures/{scenario}"
+    args = ["triage", target, "--color", "never"]
+    out = _run([*args, "--format", "json"] if fmt == "json" else args, capsys)
+    golden = GOLDEN / f"{scenario}.{fmt}"
+    if request.config.getoption("--update-golden"):
+        GOLDEN.mkdir(exist_ok=True)
+        golden.write_text(out, encoding="utf-8")
+    assert golden.exists(), f"no golden file; run pytest {__file__} --update-golden"
+    assert out == golden.read_text(encoding="utf-8")
