@@ -76,7 +76,7 @@ class Extractor:
             when = self._header(header["ts"], header["pid"], lineno)
             self._line_time = when or self._line_time
             self._message(header["msg"], lineno, when)
-            self._rules(text, lineno, offset, when, True)
+            self._rules(text, lineno, offset, when, True, header["level"])
         else:
             if text.startswith(P.TRACEBACK_START) or lineno != self._last_line + 1:
                 self._new_record()
@@ -156,12 +156,20 @@ class Extractor:
             self._kill_all_time = when
         elif P.ALL_OK.search(msg):
             self._all_ok = True
-        self._rules(text, lineno, offset, when, True)
+        self._rules(text, lineno, offset, when, True, header["level"])  # type: ignore[index]
 
     # -- rules ------------------------------------------------------------------------
 
-    def _rules(self, text: str, lineno: int, offset: int, when: float | None, exact: bool) -> None:
-        for found in self.matcher.match(text):
+    def _rules(
+        self,
+        text: str,
+        lineno: int,
+        offset: int,
+        when: float | None,
+        exact: bool,
+        level: str = "",
+    ) -> None:
+        for found in self.matcher.match(text, level):
             hit = self._hit(found, text, lineno, offset, when, exact)
             if found.rule.fallback:
                 if not self._record_specific:

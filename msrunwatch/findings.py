@@ -46,6 +46,7 @@ def _occurrence(facts: FileFacts, hit: Hit, rank: int | None) -> Occurrence:
         time_exact=hit.time_exact,
         text=hit.text,
         count=hit.count,
+        message=hit.message,
     )
 
 

@@ -155,6 +155,8 @@ class Progress:
     time: float | None = None
     lines: int = 0
     """Progress lines seen."""
+    cadence_s: float | None = None
+    """Median seconds between recent progress lines: how often this rank reports."""
 
 
 @dataclass(frozen=True, slots=True)

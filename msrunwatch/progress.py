@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import replace
+from statistics import median
 
 from msrunwatch import patterns as P
 from msrunwatch.model import CompileStats, Progress
@@ -96,6 +98,7 @@ class ProgressTracker:
 
     def __init__(self) -> None:
         self.progress: Progress | None = None
+        self._intervals: deque[float] = deque(maxlen=16)
         self._lines = 0
         self._steps_per_epoch = 0
         self._epoch_max: dict[int, int] = {}
@@ -145,6 +148,10 @@ class ProgressTracker:
         when: float | None,
     ) -> None:
         self._lines += 1
-        if step_ms is None and self.progress is not None:
-            step_ms = self.progress.step_time_ms
-        self.progress = Progress(step, epoch, loss, step_ms, lineno, when, self._lines)
+        last = self.progress
+        if step_ms is None and last is not None:
+            step_ms = last.step_time_ms
+        if last is not None and last.time is not None and when is not None and when > last.time:
+            self._intervals.append(when - last.time)
+        cadence = median(self._intervals) if self._intervals else None
+        self.progress = Progress(step, epoch, loss, step_ms, lineno, when, self._lines, cadence)

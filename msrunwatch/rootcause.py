@@ -17,6 +17,7 @@ from msrunwatch.findings import Sighting
 from msrunwatch.model import Blame, Role, Severity, Status
 from msrunwatch.report.types import RootCause
 from msrunwatch.rules.model import Rule
+from msrunwatch.rules.template import rank_ranges
 from msrunwatch.runstate import RunFacts
 
 TIE_SECONDS = 0.001
@@ -79,7 +80,7 @@ def from_causes(found: Sequence[Sighting]) -> RootCause | None:
     others = sorted({s.rank for s in same if s.rank is not None} - set(ranks))
     reason = "the earliest fault a rank logged about itself"
     if others:
-        reason += f"; rank(s) {_ranges(others)} hit the same fault later"
+        reason += f"; rank(s) {rank_ranges(others)} hit the same fault later"
     return _cause(first, ranks, reason)
 
 
@@ -122,21 +123,3 @@ def run_level(rule: Rule, ranks: Sequence[int], message: str, reason: str) -> Ro
         message=message,
         reason=reason,
     )
-
-
-def _ranges(ranks: Sequence[int]) -> str:
-    """`0-3, 5, 7-8`: a compact list of rank numbers."""
-    out: list[str] = []
-    items = sorted(set(ranks))
-    start = prev = None
-    for r in [*items, None]:
-        if r is not None and prev is not None and r == prev + 1:
-            prev = r
-            continue
-        if start is not None:
-            out.append(str(start) if start == prev else f"{start}-{prev}")
-        start = prev = r
-    return ", ".join(out)
-
-
-rank_ranges = _ranges

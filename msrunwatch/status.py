@@ -48,14 +48,14 @@ def rank_status(
         if -code in KILL_SIGNALS:
             return Status.KILLED, f"msrun reports exit by {name}"
         return Status.FAILED, f"msrun reports exit by {name}"
-    if code is not None and code > 0:
-        return Status.FAILED, f"msrun reports exit code {code}"
     if errors:
         first = errors[0]
         return (
             Status.TIMED_OUT,
             f"{first.rule.category} at {first.occurrence.file}:{first.hit.line}",
         )
+    if code is not None and code > 0:
+        return Status.FAILED, f"msrun reports exit code {code}"
     if rank.finished_line:
         return Status.FINISHED, f"ended normally at {rank.primary.path}:{rank.finished_line}"
     if rank.rank in run.unregistered or run.all_workers_ok:

@@ -3,32 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import Any
 
 from msrunwatch import rootcause as rc
+from msrunwatch.evaluate import Context, Synthetic, rank_sightings, run_aggregates, run_findings
 from msrunwatch.findings import Sighting, group, sightings
 from msrunwatch.model import Role, Severity, Status
-from msrunwatch.report.types import Finding, FirstError, Occurrence, RankReport, Report, RootCause
+from msrunwatch.report.types import Finding, FirstError, RankReport, Report, RootCause
 from msrunwatch.rules.model import Rule
-from msrunwatch.rules.template import render
 from msrunwatch.runstate import RankFacts, RunFacts
 from msrunwatch.status import rank_status
 
-RANKS_NEVER_REGISTERED = "ranks-never-registered"
-SILENT_RANK = "silent-rank"
-KILLED_BY_MSRUN = "killed-by-msrun"
-
 ENDED = (Status.FAILED, Status.KILLED, Status.TIMED_OUT)
-
-
-@dataclass(frozen=True)
-class Synthetic:
-    """A run-level finding no single line states."""
-
-    rule: Rule
-    ranks: tuple[int, ...]
-    message: str
-    occurrences: tuple[Occurrence, ...]
+Statuses = dict[int, tuple[Status, str]]
 
 
 def _own(found: Sequence[Sighting]) -> dict[int, list[Sighting]]:
@@ -47,121 +34,71 @@ def _failed(own: Mapping[int, list[Sighting]], run: RunFacts) -> bool:
     return any(r.exit_code not in (None, 0) for r in run.ranks)
 
 
-def _statuses(run: RunFacts, own: Mapping[int, list[Sighting]]) -> dict[int, tuple[Status, str]]:
+def _statuses(run: RunFacts, own: Mapping[int, list[Sighting]]) -> Statuses:
     failed = _failed(own, run)
     result = {r.rank: rank_status(r, own.get(r.rank, []), run, failed) for r in run.ranks}
-    for missing in _missing(run):
-        gone = missing in run.unregistered
-        result[missing] = (
-            (Status.FINISHED, "the scheduler saw it leave normally")
-            if gone
-            else (Status.UNKNOWN, "no log for this rank")
-        )
+    present = set(result)
+    for missing in range(run.expected_ranks or 0):
+        if missing not in present:
+            gone = missing in run.unregistered
+            result[missing] = (
+                (Status.FINISHED, "the scheduler saw it leave normally")
+                if gone
+                else (Status.UNKNOWN, "no log for this rank")
+            )
     return result
 
 
-def _missing(run: RunFacts) -> list[int]:
-    present = {r.rank for r in run.ranks}
-    return [r for r in range(run.expected_ranks or 0) if r not in present]
+def _run_env(
+    run: RunFacts, plain: Mapping[int, Status], found: Sequence[Sighting], cause: RootCause | None
+) -> dict[str, Any]:
+    """The variables run-scope rules see."""
+    root = list(cause.ranks) if cause else []
+    by_rank = {r.rank: r for r in run.ranks}
+
+    def with_status(status: Status) -> list[int]:
+        return sorted(r for r, s in plain.items() if s is status)
+
+    killed = [
+        r
+        for r in with_status(Status.KILLED)
+        if r not in root and (r not in by_rank or by_rank[r].exit_code is None)
+    ]
+    return {
+        "ranks": len(plain),
+        "expected_ranks": run.expected_ranks,
+        "registered": len(run.registrations),
+        "missing_ranks": rc.missing_ranks(run),
+        "silent_ranks": rc.silent_ranks(dict(plain)),
+        "timed_out_ranks": with_status(Status.TIMED_OUT),
+        "killed_ranks": killed,
+        "failed_ranks": with_status(Status.FAILED),
+        "root_ranks": root,
+        "has_cause": cause is not None,
+        "cluster_init_failed": any(s.rule.category == "cluster-init-timeout" for s in found),
+    }
 
 
-def _rank_occurrence(rank: RankFacts | None, number: int) -> Occurrence:
-    if rank is None:
-        return Occurrence(number, None, None, None, None, False, "")
-    f = rank.primary
-    return Occurrence(number, f.log_dir, f.path, f.lines or None, f.last_time, True, "")
-
-
-def _synthetic(
-    rule: Rule | None, run: RunFacts, ranks: Sequence[int], values: dict[str, object]
-) -> Synthetic | None:
-    if rule is None or not ranks:
-        return None
-    values = {"ranks": rc.rank_ranges(ranks), "count": len(ranks), **values}
-    occurrences = tuple(_rank_occurrence(run.rank(r), r) for r in ranks)
-    return Synthetic(rule, tuple(ranks), render(rule.message, values), occurrences)
-
-
-def _root_cause(
-    run: RunFacts,
-    found: Sequence[Sighting],
-    statuses: dict[int, tuple[Status, str]],
-    rules: Mapping[str, Rule],
-) -> tuple[RootCause | None, list[Synthetic]]:
-    """Pick the root cause by the preferences in `rootcause`, with any run-level finding."""
-    cause = rc.from_causes(found)
-    if cause is not None:
-        return cause, []
-    plain = {r: s for r, (s, _) in statuses.items()}
-    registered = len(run.registrations)
-    missing = rc.missing_ranks(run)
-    if missing and any(s.rule.category == "cluster-init-timeout" for s in found):
-        syn = _synthetic(
-            rules.get(RANKS_NEVER_REGISTERED),
-            run,
-            missing,
-            {"registered": registered, "expected": run.expected_ranks},
-        )
-        if syn is not None:
-            return _from_synthetic(syn, "ranks the scheduler waited for never registered"), [syn]
-    silent = rc.silent_ranks(plain)
-    if silent:
-        waiting = [r for r, s in plain.items() if s is Status.TIMED_OUT]
-        syn = _synthetic(rules.get(SILENT_RANK), run, silent, {"waiting": rc.rank_ranges(waiting)})
-        if syn is not None:
-            return _from_synthetic(syn, "the only rank(s) without a timeout of their own"), [syn]
+def _fallback_cause(found: Sequence[Sighting], extra: Sequence[Synthetic]) -> RootCause | None:
+    """No rank logged a fault of its own: a run-level cause, the scheduler's word, a symptom."""
+    for syn in extra:
+        if syn.rule.role is Role.CAUSE and syn.rule.severity is Severity.ERROR:
+            title = syn.rule.title
+            reason = f"no rank logged a fault of its own: {title[:1].lower()}{title[1:]}"
+            return rc.run_level(syn.rule, syn.ranks, syn.message, reason)
     named = rc.from_scheduler(found)
     if named is not None:
         sight, rank = named
-        return rc._cause(sight, [rank], "the scheduler names it the first to time out"), []
+        return rc._cause(sight, [rank], "the scheduler names it the first to time out")
     errors = [s for s in found if s.rule.severity is Severity.ERROR]
-    if errors:
-        first = errors[0]
-        ranks = [s.rank for s in rc._same_fault(first, errors) if s.rank is not None]
-        return rc._cause(first, ranks, "the earliest error (no rank logged a fault of its own)"), []
-    return None, []
+    if not errors:
+        return None
+    first = errors[0]
+    ranks = [s.rank for s in rc._same_fault(first, errors) if s.rank is not None]
+    return rc._cause(first, ranks, "the earliest error (no rank logged a fault of its own)")
 
 
-def _from_synthetic(syn: Synthetic, reason: str) -> RootCause:
-    return rc.run_level(syn.rule, syn.ranks, syn.message, reason)
-
-
-def _killed(
-    run: RunFacts,
-    statuses: dict[int, tuple[Status, str]],
-    rules: Mapping[str, Rule],
-    cause: RootCause | None,
-) -> Synthetic | None:
-    """Ranks msrun killed because another rank failed: victims, listed once."""
-    victims = [
-        r.rank
-        for r in run.ranks
-        if statuses[r.rank][0] is Status.KILLED
-        and r.exit_code is None
-        and (cause is None or r.rank not in cause.ranks)
-    ]
-    first = ", ".join(str(r) for r in cause.ranks) if cause else "another rank"
-    return _synthetic(rules.get(KILLED_BY_MSRUN), run, victims, {"failed": first})
-
-
-def _finding(
-    rule: Rule, sights: Sequence[Sighting] | None, syn: Synthetic | None, role: str
-) -> Finding:
-    if syn is not None:
-        return Finding(
-            rule.id,
-            rule.title,
-            rule.category,
-            rule.severity,
-            role,
-            syn.message,
-            syn.ranks,
-            syn.occurrences,
-            len(syn.ranks),
-            rule.hint,
-            rule.id,
-        )
-    assert sights
+def _finding(rule: Rule, sights: Sequence[Sighting], role: str) -> Finding:
     seen: set[tuple[int | None, str | None]] = set()
     occurrences = []
     for s in sights:
@@ -186,15 +123,26 @@ def _finding(
     )
 
 
-def _role(
-    rule: Rule,
-    key: tuple[str, str],
-    ranks: Sequence[int],
-    cause: RootCause | None,
-    root_key: object,
-) -> str:
+def _synthetic_finding(syn: Synthetic, role: str) -> Finding:
+    rule = syn.rule
+    return Finding(
+        rule.id,
+        rule.title,
+        rule.category,
+        rule.severity,
+        role,
+        syn.message,
+        syn.ranks,
+        syn.occurrences,
+        max(len(syn.ranks), 1),
+        rule.hint,
+        rule.id,
+    )
+
+
+def _role(rule: Rule, ranks: Sequence[int], cause: RootCause | None, is_root: bool) -> str:
     """root-cause for the root's group; victim for faults of other ranks; else symptom."""
-    if key == root_key:
+    if is_root:
         return "root-cause"
     if rule.role is Role.VICTIM:
         return "victim"
@@ -207,29 +155,20 @@ def _role(
 def _findings(
     found: Sequence[Sighting], cause: RootCause | None, extra: Sequence[Synthetic]
 ) -> list[Finding]:
-    root_key: object = None
-    if cause is not None:
-        root_key = next(
-            (
-                (s.hit.rule, s.hit.fingerprint)
-                for s in found
-                if s.hit.rule == cause.rule
-                and s.occurrence.line == cause.line
-                and s.occurrence.file == cause.file
-            ),
-            (cause.rule, cause.rule),
-        )
     out = []
-    for key, sights in group(list(found)).items():
-        ranks = [s.rank for s in sights if s.rank is not None]
-        out.append(
-            _finding(
-                sights[0].rule, sights, None, _role(sights[0].rule, key, ranks, cause, root_key)
-            )
+    for sights in group(list(found)).values():
+        rule = sights[0].rule
+        is_root = cause is not None and any(
+            s.hit.rule == cause.rule
+            and s.occurrence.file == cause.file
+            and s.occurrence.line == cause.line
+            for s in sights
         )
+        ranks = [s.rank for s in sights if s.rank is not None]
+        out.append(_finding(rule, sights, _role(rule, ranks, cause, is_root)))
     for syn in extra:
-        key = (syn.rule.id, syn.rule.id)
-        out.append(_finding(syn.rule, None, syn, _role(syn.rule, key, syn.ranks, cause, root_key)))
+        is_root = cause is not None and cause.rule == syn.rule.id and cause.file is None
+        out.append(_synthetic_finding(syn, _role(syn.rule, syn.ranks, cause, is_root)))
     order = {"root-cause": 0, "victim": 1, "symptom": 2}
     out.sort(key=lambda f: (-f.severity.rank, order[f.role], _first_time(f)))
     return out
@@ -277,7 +216,7 @@ def _rank_report(
     )
 
 
-def _outcome(statuses: Mapping[int, tuple[Status, str]], findings: Sequence[Finding]) -> str:
+def _outcome(statuses: Statuses, findings: Sequence[Finding]) -> str:
     if any(f.severity is Severity.ERROR for f in findings):
         return "failed"
     plain = [s for s, _ in statuses.values()]
@@ -285,21 +224,27 @@ def _outcome(statuses: Mapping[int, tuple[Status, str]], findings: Sequence[Find
         return "failed"
     if plain and all(s is Status.FINISHED for s in plain):
         return "ok"
-    if any(s in (Status.STARTING, Status.COMPILING, Status.TRAINING) for s in plain):
+    if any(
+        s in (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED) for s in plain
+    ):
         return "running"
     return "unknown"
 
 
-def judge(run: RunFacts, rules: Sequence[Rule], warnings: Sequence[str] = ()) -> Report:
+def judge(
+    run: RunFacts, rules: Sequence[Rule], warnings: Sequence[str] = (), ctx: Context | None = None
+) -> Report:
     """The verdict on a run."""
-    by_id = {r.id: r for r in rules}
-    found = sightings(run, by_id)
+    ctx = ctx or Context()
+    found = sightings(run, {r.id: r for r in rules})
+    statuses = _statuses(run, _own(found))
+    plain = {r: s for r, (s, _) in statuses.items()}
+    found = sorted([*found, *rank_sightings(rules, run, plain, ctx)], key=lambda s: s.sort_key)
     own = _own(found)
-    statuses = _statuses(run, own)
-    cause, extra = _root_cause(run, found, statuses, by_id)
-    killed = _killed(run, statuses, by_id, cause)
-    if killed is not None:
-        extra = [*extra, killed]
+    cause = rc.from_causes(found)
+    env = {**run_aggregates(run, plain, ctx), **_run_env(run, plain, found, cause)}
+    extra = run_findings(rules, run, env)
+    cause = cause or _fallback_cause(found, extra)
     findings = _findings(found, cause, extra)
     hosts = {g.rank: g.host for g in run.registrations}
     ranks = tuple(

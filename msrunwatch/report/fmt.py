@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable
 
 from msrunwatch.report.types import Occurrence, RankReport, Report
-from msrunwatch.rootcause import rank_ranges
+from msrunwatch.rules.template import rank_ranges
 from msrunwatch.timestamps import clock, iso
 
 ANSI = {

@@ -96,6 +96,7 @@ def occurrence(o: Occurrence) -> dict[str, Any]:
         "time": iso(o.time),
         "time_exact": o.time_exact,
         "count": o.count,
+        "message": o.message,
         "text": o.text,
     }
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from msrunwatch.report import fmt
 from msrunwatch.report.types import Finding, RankReport, Report
-from msrunwatch.rootcause import rank_ranges
+from msrunwatch.rules.template import rank_ranges
 from msrunwatch.timestamps import clock
 
 MAX_ROWS = 40

@@ -19,6 +19,8 @@ class Occurrence:
     time_exact: bool
     text: str
     count: int = 1
+    message: str = ""
+    """The rule's message for this occurrence (numbers differ between ranks)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,23 +1,51 @@
-"""Load rule files: one rule per YAML file, `id` equal to the file stem."""
+"""Load and validate rule files: one rule per YAML file, `id` equal to the file stem.
+
+Validation runs in order and stops at the first problem of a file, reported as
+`file:line:col: rule-id: what is wrong`: YAML syntax, the JSON Schema (unknown keys,
+types, enums), then what the schema cannot see (the id/file name, the regex, the
+condition and the message's placeholders).
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import regex
-import yaml
 
-from msrunwatch.model import CATEGORIES, Blame, Role, Severity
+from msrunwatch.model import Blame, Role, Severity
+from msrunwatch.rules import variables
+from msrunwatch.rules.expr import Expr, ExprError
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import template_fields
+from msrunwatch.rules.yamlpos import Positions, YamlError, load
 
 CASES_SUFFIX = ".cases.yaml"
 
 
 class RuleError(Exception):
-    """A rule file that cannot be used; the message is `file:line:col: ...`."""
+    """A rule file that cannot be used; str() is `file:line:col: rule: message`."""
+
+    def __init__(
+        self, path: Path | str, message: str, line: int = 1, col: int = 1, rule: str | None = None
+    ) -> None:
+        self.path, self.line, self.col, self.rule = str(path), line, col, rule
+        self.problem = message
+        who = f"{rule}: " if rule else ""
+        super().__init__(f"{path}:{line}:{col}: {who}{message}")
+
+
+@cache
+def rule_schema() -> dict[str, Any]:
+    """The JSON Schema every rule file must satisfy (shipped in the package)."""
+    text = resources.files("msrunwatch.schemas").joinpath("rule.schema.json").read_text()
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 def builtin_rules_dir() -> Path:
@@ -37,91 +65,156 @@ def rule_files(paths: Iterable[Path]) -> list[Path]:
                 for p in sorted(path.glob("*.yaml"))
                 if not p.name.endswith(CASES_SUFFIX) and not p.name.startswith(".")
             )
-        else:
+        elif path.exists():
             found.append(path)
+        else:
+            raise RuleError(path, "no such file or directory")
     return found
 
 
-def _fail(path: Path, message: str, line: int = 1, col: int = 1) -> RuleError:
-    return RuleError(f"{path}:{line}:{col}: {message}")
+def _schema_error(
+    error: jsonschema.ValidationError, data: Any, pos: Positions
+) -> tuple[str, tuple[int, int]]:
+    """A readable message and the position of one schema violation."""
+    path = tuple(error.absolute_path)
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = set(schema.get("properties", {}))
+        extra = sorted(k for k in error.instance if k not in allowed)
+        if extra:
+            return f"unknown key {extra[0]!r}", pos.of((*path, extra[0]), key=True)
+    if error.validator == "required":
+        return error.message.replace("is a required property", "is required"), pos.of(path)
+    if error.validator == "enum":
+        where = path[-1] if path else "value"
+        choices = ", ".join(str(v) for v in schema.get("enum", []))
+        return f"{where} must be one of: {choices} (not {error.instance!r})", pos.of(path)
+    if error.validator == "type":
+        where = path[-1] if path else "the file"
+        return f"{where} must be of type {error.validator_value}", pos.of(path)
+    if error.validator in ("not", "if", "allOf") and isinstance(data, dict):
+        return _conditional_message(data), pos.of(path)
+    where = f"{path[-1]}: " if path else ""
+    return f"{where}{error.message}", pos.of(path)
 
 
-def _enum(path: Path, data: dict[str, Any], key: str, kind: type, default: Any) -> Any:
-    value = data.get(key, default)
+def _conditional_message(data: dict[str, Any]) -> str:
+    scope = data.get("scope", "line")
+    if scope != "line" and "match" in data:
+        return f"match is only for line rules, not scope {scope}"
+    if "ranks" in data and scope != "run":
+        return "ranks is only for run rules"
+    return "the rule's keys do not fit its scope"
+
+
+def _validate_schema(path: Path, data: Any, pos: Positions) -> None:
+    validator = jsonschema.Draft202012Validator(rule_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: pos.of(tuple(e.absolute_path)))
+    if errors:
+        rule = data.get("id") if isinstance(data, dict) else None
+        message, (line, col) = _schema_error(errors[0], data, pos)
+        raise RuleError(path, message, line, col, rule if isinstance(rule, str) else None)
+
+
+def _expr(
+    path: Path, data: dict[str, Any], pos: Positions, key: str, names: set[str] | None
+) -> Expr | None:
+    source = data.get(key)
+    if source is None:
+        return None
     try:
-        return kind(value)
-    except ValueError:
-        allowed = "|".join(m.value for m in kind)  # type: ignore[attr-defined]
-        raise _fail(path, f"{key} must be one of {allowed}, not {value!r}") from None
+        return Expr(source, names)
+    except ExprError as exc:
+        line, col = pos.of((key,))
+        raise RuleError(path, f"{key}: {exc}", line, col + exc.col, data["id"]) from None
 
 
-def _compile(path: Path, pattern: object) -> regex.Pattern[str]:
-    if not isinstance(pattern, str):
-        raise _fail(path, "match must be a string")
-    try:
-        return regex.compile(pattern, regex.VERSION1)
-    except regex.error as exc:
-        raise _fail(path, f"match is not a valid regex: {exc}") from None
-
-
-def rule_from_data(path: Path, data: object, line: int = 1) -> Rule:
-    """Build a Rule from parsed YAML, checking what the engine relies on."""
-    if not isinstance(data, dict):
-        raise _fail(path, "a rule file must be a mapping")
-    for key in ("id", "title", "category", "severity", "message"):
-        if not isinstance(data.get(key), str) or not data[key]:
-            raise _fail(path, f"missing or empty required key {key!r}")
-    if data["id"] != path.stem:
-        raise _fail(path, f"id {data['id']!r} must equal the file name {path.stem!r}")
-    if data["category"] not in CATEGORIES:
-        raise _fail(path, f"unknown category {data['category']!r}")
-    scope = _enum(path, data, "scope", Scope, "line")
-    match = _compile(path, data["match"]) if "match" in data else None
-    if scope is Scope.LINE and match is None:
-        raise _fail(path, "a line rule needs a match pattern")
+def _names(scope: Scope, match: regex.Pattern[str] | None) -> set[str] | None:
+    if scope is Scope.CONFIG and not variables.CONFIG:
+        return None
+    names = set(variables.SCOPES[scope.value])
     if match is not None:
-        unknown = set(template_fields(data["message"])) - set(match.groupindex) - {"rank"}
-        if unknown:
-            raise _fail(path, f"message uses {sorted(unknown)} which match does not capture")
+        names |= set(match.groupindex)
+    return names
+
+
+def rule_from_data(path: Path, data: Any, pos: Positions) -> Rule:
+    """Build a Rule from parsed YAML, checking everything the engine relies on."""
+    _validate_schema(path, data, pos)
+    rule_id = data["id"]
+    if rule_id != path.stem:
+        line, col = pos.of(("id",))
+        raise RuleError(path, f"id must equal the file name {path.stem!r}", line, col, rule_id)
+    scope = Scope(data.get("scope", "line"))
+    match = None
+    if "match" in data:
+        try:
+            match = regex.compile(data["match"], regex.VERSION1)
+        except regex.error as exc:
+            line, col = pos.of(("match",))
+            raise RuleError(
+                path, f"match is not a valid regex: {exc}", line, col, rule_id
+            ) from None
+    names = _names(scope, match)
+    when = _expr(path, data, pos, "when", names)
+    ranks = _expr(path, data, pos, "ranks", names)
+    unknown = sorted(set(template_fields(data["message"])) - (names or set()))
+    if names is not None and unknown:
+        line, col = pos.of(("message",))
+        raise RuleError(path, f"message uses unknown name {unknown[0]!r}", line, col, rule_id)
     return Rule(
-        id=data["id"],
+        id=rule_id,
         title=data["title"],
         category=data["category"],
-        severity=_enum(path, data, "severity", Severity, "error"),
+        severity=Severity(data["severity"]),
         scope=scope,
         message=data["message"],
-        role=_enum(path, data, "role", Role, "cause"),
-        blame=_enum(path, data, "blame", Blame, "first"),
+        role=Role(data.get("role", "cause")),
+        blame=Blame(data.get("blame", "first")),
         match=match,
+        when=when,
+        ranks=ranks,
+        evidence=data.get("evidence", "last-line"),
         fallback=bool(data.get("fallback", False)),
-        hint=str(data.get("hint", "")),
-        doc=str(data.get("doc", "")),
+        hint=data.get("hint", ""),
+        doc=data.get("doc", ""),
         references=tuple(data.get("references", ())),
         versions=data.get("versions"),
         tags=tuple(data.get("tags", ())),
         path=str(path),
-        line=line,
+        line=1,
     )
 
 
 def load_rule(path: Path) -> Rule:
-    """Load one rule file."""
+    """Load and validate one rule file."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise _fail(path, f"cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise _fail(path, f"invalid YAML: {getattr(exc, 'problem', exc)}", line, col) from None
-    return rule_from_data(path, data)
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleError(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data, pos = load(text)
+    except YamlError as exc:
+        raise RuleError(path, f"invalid YAML: {exc}", exc.line, exc.col) from None
+    return rule_from_data(path, data, pos)
 
 
 def load_rules(paths: Iterable[Path] | None = None) -> list[Rule]:
-    """Load every rule under paths (the built-in pack when None); later ids override earlier."""
+    """Load every rule under paths (the built-in pack when None); a later id overrides."""
     chosen = [builtin_rules_dir()] if paths is None else list(paths)
     rules: dict[str, Rule] = {}
     for path in rule_files(chosen):
         rule = load_rule(path)
         rules[rule.id] = rule
     return list(rules.values())
+
+
+def check_files(paths: Iterable[Path]) -> tuple[list[Rule], list[RuleError]]:
+    """Every rule that loads, and one error per file that does not (for `rules check`)."""
+    rules, errors = [], []
+    for path in rule_files(paths):
+        try:
+            rules.append(load_rule(path))
+        except RuleError as exc:
+            errors.append(exc)
+    return rules, errors

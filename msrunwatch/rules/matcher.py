@@ -32,8 +32,8 @@ class LineMatcher:
         self.timeouts = 0
         """Lines on which a rule's pattern hit the time limit."""
 
-    def match(self, line: str) -> list[LineMatch]:
-        """Every rule that matches the line."""
+    def match(self, line: str, level: str = "") -> list[LineMatch]:
+        """Every rule that matches the line (and whose `when` holds for it)."""
         found: list[LineMatch] = []
         for index in self._prefilter.candidates(line):
             rule = self.rules[index]
@@ -45,8 +45,24 @@ class LineMatcher:
             if m is None:
                 continue
             captures = {k: v for k, v in m.groupdict().items() if v is not None}
+            if rule.when is not None and not rule.when.truth(
+                {**{k: _value(v) for k, v in captures.items()}, "level": level, "text": line}
+            ):
+                continue
             message = render(rule.message, captures)
             found.append(
                 LineMatch(rule, message, fingerprint(rule.id, message), tuple(captures.items()))
             )
         return found
+
+
+def _value(text: str) -> int | float | str:
+    """A capture as a number when it is one, so conditions can compare it."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text

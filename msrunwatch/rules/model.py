@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 import regex
 
 from msrunwatch.model import Blame, Role, Severity
+from msrunwatch.rules.expr import Expr
 
 
 class Scope(StrEnum):
@@ -33,13 +33,14 @@ class Rule:
     role: Role = Role.CAUSE
     blame: Blame = Blame.FIRST
     match: regex.Pattern[str] | None = None
-    when: Any = None
-    """The compiled `when` condition, or None."""
-    when_source: str | None = None
+    when: Expr | None = None
+    """The compiled `when` condition, or None (always)."""
+    ranks: Expr | None = None
+    """Run scope: which ranks a finding is about."""
+    evidence: str = "last-line"
+    """Rank scope: the line of the rank's log a finding points at."""
     fallback: bool = False
     """Fires only when no other rule fired on the same log record."""
-    sources: tuple[str, ...] = ("worker", "scheduler")
-    """Which kinds of file the rule reads: worker, scheduler, console."""
     hint: str = ""
     doc: str = ""
     references: tuple[str, ...] = ()
@@ -47,4 +48,3 @@ class Rule:
     tags: tuple[str, ...] = ()
     path: str = ""
     line: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,1 @@
+"""Training-config readers and the config linter (MindFormers YAML, MindSpeed-LLM scripts)."""

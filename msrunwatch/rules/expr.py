@@ -1,0 +1,266 @@
+"""A small, safe expression language for rule conditions (`when`) and rank lists (`ranks`).
+
+The syntax is a subset of Python's expressions, parsed with `ast` and compiled into
+closures, never `eval`ed: names, numbers, strings, lists, arithmetic (+ - * / // %),
+comparisons (chained, `in`), `and`/`or`/`not`, `a if c else b` and a few pure functions.
+There is no attribute access, subscription, lambda, comprehension or `**`, so a condition
+cannot reach Python internals and runs in time bounded by its size and its list inputs.
+An unknown value (None) makes a comparison false and arithmetic None.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import statistics
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+MAX_LENGTH = 2000
+MAX_NODES = 300
+
+Env = Mapping[str, Any]
+Node = Callable[[Env], Any]
+
+
+class ExprError(Exception):
+    """An expression that cannot be used; `col` is 0-based within the expression."""
+
+    def __init__(self, message: str, col: int = 0) -> None:
+        super().__init__(message)
+        self.col = col
+
+
+def _numbers(values: Iterable[Any]) -> list[float]:
+    return [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+
+
+def _median(values: Iterable[Any]) -> float | None:
+    nums = _numbers(values)
+    return statistics.median(nums) if nums else None
+
+
+def _extreme(pick: Callable[[list[float]], float]) -> Callable[..., float | None]:
+    def fn(*args: Any) -> float | None:
+        items = args[0] if len(args) == 1 and isinstance(args[0], list | tuple) else args
+        nums = _numbers(items)
+        return pick(nums) if nums else None
+
+    return fn
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "len": len,
+    "min": _extreme(min),
+    "max": _extreme(max),
+    "sum": lambda values: sum(_numbers(values)),
+    "median": _median,
+    "abs": abs,
+    "round": round,
+    "int": int,
+    "float": float,
+    "str": str,
+    "any": any,
+    "all": all,
+}
+"""The only functions a condition may call."""
+
+_ARITH: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+_ORDER: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float)
+
+
+def _arith(op: type, left: Node, right: Node) -> Node:
+    fn = _ARITH[op]
+
+    def run(env: Env) -> Any:
+        a, b = left(env), right(env)
+        if op is ast.Add and isinstance(a, str) and isinstance(b, str):
+            return a + b
+        if not (_is_number(a) and _is_number(b)):
+            return None
+        try:
+            return fn(a, b)
+        except ZeroDivisionError:
+            return None
+
+    return run
+
+
+def _compare(op: ast.cmpop, a: Any, b: Any) -> bool:
+    kind = type(op)
+    if kind is ast.Eq:
+        return bool(a == b)
+    if kind is ast.NotEq:
+        return bool(a != b)
+    if kind in (ast.In, ast.NotIn):
+        if not isinstance(b, list | tuple | str | set | frozenset) or a is None:
+            return False
+        found = (a in b) if not isinstance(b, str) or isinstance(a, str) else False
+        return found if kind is ast.In else not found
+    if a is None or b is None:
+        return False
+    if (_is_number(a) and _is_number(b)) or (isinstance(a, str) and isinstance(b, str)):
+        return _ORDER[kind](a, b)
+    return False
+
+
+class _Compiler:
+    """Turns a validated AST into closures."""
+
+    def __init__(self, names: set[str] | None) -> None:
+        self.names = names
+        self.used: set[str] = set()
+        self.count = 0
+
+    def build(self, node: ast.AST) -> Node:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise ExprError("expression is too long", getattr(node, "col_offset", 0))
+        method = getattr(self, "_" + type(node).__name__, None)
+        if method is None:
+            raise ExprError(_refusal(node), getattr(node, "col_offset", 0))
+        result: Node = method(node)
+        return result
+
+    def _Expression(self, node: ast.Expression) -> Node:
+        return self.build(node.body)
+
+    def _Constant(self, node: ast.Constant) -> Node:
+        value = node.value
+        if not isinstance(value, int | float | str | bool | type(None)):
+            raise ExprError(
+                "only numbers, strings, true/false and None are literals", node.col_offset
+            )
+        return lambda env: value
+
+    def _Name(self, node: ast.Name) -> Node:
+        name = node.id
+        if name in ("true", "True"):
+            return lambda env: True
+        if name in ("false", "False"):
+            return lambda env: False
+        if name in ("null", "None"):
+            return lambda env: None
+        if self.names is not None and name not in self.names:
+            raise ExprError(f"unknown name {name!r}", node.col_offset)
+        self.used.add(name)
+        return lambda env: env.get(name)
+
+    def _List(self, node: ast.List | ast.Tuple) -> Node:
+        items = [self.build(e) for e in node.elts]
+        return lambda env: [item(env) for item in items]
+
+    _Tuple = _List
+
+    def _BoolOp(self, node: ast.BoolOp) -> Node:
+        parts = [self.build(v) for v in node.values]
+        if isinstance(node.op, ast.And):
+            return lambda env: all(bool(p(env)) for p in parts)
+        return lambda env: any(bool(p(env)) for p in parts)
+
+    def _UnaryOp(self, node: ast.UnaryOp) -> Node:
+        inner = self.build(node.operand)
+        if isinstance(node.op, ast.Not):
+            return lambda env: not inner(env)
+        if isinstance(node.op, ast.USub):
+            return lambda env: -v if _is_number(v := inner(env)) else None
+        if isinstance(node.op, ast.UAdd):
+            return inner
+        raise ExprError("this operator is not allowed", node.col_offset)
+
+    def _BinOp(self, node: ast.BinOp) -> Node:
+        if type(node.op) not in _ARITH:
+            raise ExprError("only + - * / // % are allowed", node.col_offset)
+        return _arith(type(node.op), self.build(node.left), self.build(node.right))
+
+    def _Compare(self, node: ast.Compare) -> Node:
+        left = self.build(node.left)
+        rights = [self.build(c) for c in node.comparators]
+        ops = list(node.ops)
+        for op in ops:
+            if isinstance(op, ast.Is | ast.IsNot):
+                raise ExprError("use == and != instead of is", node.col_offset)
+
+        def run(env: Env) -> bool:
+            a = left(env)
+            for op, right in zip(ops, rights, strict=True):
+                b = right(env)
+                if not _compare(op, a, b):
+                    return False
+                a = b
+            return True
+
+        return run
+
+    def _IfExp(self, node: ast.IfExp) -> Node:
+        test, body, orelse = self.build(node.test), self.build(node.body), self.build(node.orelse)
+        return lambda env: body(env) if test(env) else orelse(env)
+
+    def _Call(self, node: ast.Call) -> Node:
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            allowed = ", ".join(sorted(FUNCTIONS))
+            raise ExprError(f"only these functions can be called: {allowed}", node.col_offset)
+        if node.keywords:
+            raise ExprError("keyword arguments are not allowed", node.col_offset)
+        fn = FUNCTIONS[node.func.id]
+        args = [self.build(a) for a in node.args]
+
+        def run(env: Env) -> Any:
+            try:
+                return fn(*(a(env) for a in args))
+            except (TypeError, ValueError, OverflowError):
+                return None
+
+        return run
+
+
+def _refusal(node: ast.AST) -> str:
+    kind = type(node).__name__
+    reasons = {
+        "Attribute": "attribute access is not allowed",
+        "Subscript": "indexing is not allowed",
+        "Lambda": "lambda is not allowed",
+        "ListComp": "comprehensions are not allowed",
+        "GeneratorExp": "comprehensions are not allowed",
+        "NamedExpr": "assignment is not allowed",
+    }
+    return reasons.get(kind, f"{kind} is not allowed in a condition")
+
+
+class Expr:
+    """A compiled condition: call it with the variables."""
+
+    def __init__(self, source: str, names: set[str] | None = None) -> None:
+        if len(source) > MAX_LENGTH:
+            raise ExprError("expression is too long")
+        try:
+            tree = ast.parse(source.strip(), mode="eval")
+        except SyntaxError as exc:
+            raise ExprError(f"invalid syntax: {exc.msg}", max((exc.offset or 1) - 1, 0)) from None
+        compiler = _Compiler(names)
+        self._run = compiler.build(tree)
+        self.source = source
+        self.names = frozenset(compiler.used)
+
+    def __call__(self, env: Env) -> Any:
+        return self._run(env)
+
+    def truth(self, env: Env) -> bool:
+        """The condition's value as a boolean."""
+        return bool(self._run(env))

@@ -1,0 +1,82 @@
+"""Safe YAML loading that remembers where every key and value came from.
+
+Rule and case files are validated after parsing; to report `file:line:col` for an error,
+each key and value keeps its position. Only plain YAML is accepted: no tags that build
+objects, no duplicate keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+Path_ = tuple[str | int, ...]
+
+
+class YamlError(Exception):
+    """A file that is not valid YAML; line and col are 1-based."""
+
+    def __init__(self, message: str, line: int = 1, col: int = 1) -> None:
+        super().__init__(message)
+        self.line, self.col = line, col
+
+
+@dataclass
+class Positions:
+    """Where each value (and each mapping key) of a document starts."""
+
+    values: dict[Path_, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[Path_, tuple[int, int]] = field(default_factory=dict)
+
+    def of(self, path: Path_, key: bool = False) -> tuple[int, int]:
+        """Position of path, or of its nearest ancestor that has one."""
+        table = self.keys if key else self.values
+        probe = tuple(path)
+        while probe:
+            if probe in table:
+                return table[probe]
+            probe = probe[:-1]
+        return self.values.get((), (1, 1))
+
+
+def _mark(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _walk(node: yaml.Node, path: Path_, pos: Positions) -> None:
+    pos.values[path] = _mark(node)
+    if isinstance(node, yaml.MappingNode):
+        seen: set[Any] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if key in seen:
+                line, col = _mark(key_node)
+                raise YamlError(f"duplicate key {key!r}", line, col)
+            seen.add(key)
+            pos.keys[(*path, key)] = _mark(key_node)
+            _walk(value_node, (*path, key), pos)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(item, (*path, index), pos)
+
+
+def load(text: str) -> tuple[Any, Positions]:
+    """Parse one YAML document safely; returns the data and its positions."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        positions = Positions()
+        if node is None:
+            return None, positions
+        _walk(node, (), positions)
+        return loader.construct_document(node), positions
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise YamlError(str(exc.problem or exc.context or exc), line, col) from None
+    except yaml.YAMLError as exc:
+        raise YamlError(str(exc)) from None
+    finally:
+        loader.dispose()
