@@ -24,6 +24,11 @@ _GLOG_CPP = re.compile(
 )
 _GLOG_PY = re.compile(r"^mindspore\.log\.(?P<pid>\d+)(?:\.\d+)?$")
 _GLOG_LINKS = {"mindspore.INFO", "mindspore.WARNING", "mindspore.ERROR", "mindspore.FATAL"}
+_NOT_LOGS = {
+    ".md", ".rst", ".csv", ".json", ".yaml", ".yml", ".toml", ".py", ".sh", ".ir", ".dot",
+    ".ckpt", ".pb", ".npy", ".png", ".svg", ".html", ".gz", ".zip", ".tar",
+}
+"""Suffixes that are never logs, however log-like their text (READMEs quote log lines)."""
 _RANK_DIR = re.compile(r"^rank_(?P<rank>\d+)$")
 _VERBOSITY = {"INFO": 0, "WARNING": 1, "ERROR": 2, "FATAL": 3}
 _HEADER = re.compile(rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] [A-Za-z_]+\(\d+[,:]")
@@ -81,7 +86,7 @@ def _classify(path: Path, parent_rank: int | None) -> tuple[FileRole, int | None
         head = _head(path)
         role = sniff(head) if head else FileRole.WORKER
         return (role or FileRole.WORKER), int(m["rank"])
-    if name in _GLOG_LINKS or name.startswith("."):
+    if name in _GLOG_LINKS or name.startswith(".") or path.suffix.lower() in _NOT_LOGS:
         return None
     head = _head(path)
     if b"\x00" in head[:4096]:

@@ -86,6 +86,7 @@ def _aggregates(states: Sequence[dict[str, Any]], ctx: Context) -> dict[str, Any
     return {
         "ranks": len(states),
         "ranks_progressing": sum(1 for s in states if s["status"] in {x.value for x in STARTED}),
+        "ranks_finished": sum(1 for s in states if s["status"] == Status.FINISHED.value),
         "median_compile_ms": _med(compile_ms),
         "min_compile_ms": min(compile_ms) if compile_ms else None,
         "max_compile_ms": max(compile_ms) if compile_ms else None,

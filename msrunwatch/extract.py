@@ -7,15 +7,18 @@ match it. Fault lines are recognised by the rules; this module only records them
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from msrunwatch import patterns as P
 from msrunwatch.memory import MemoryBlock
 from msrunwatch.model import FileFacts, FileRole, Hit, Registration, WorkerExit
 from msrunwatch.progress import CompileTracker, ProgressTracker
 from msrunwatch.rules.matcher import LineMatch, LineMatcher
-from msrunwatch.timestamps import parse_glog
+from msrunwatch.timestamps import parse_glog, parse_iso
+
+if TYPE_CHECKING:
+    from msrunwatch.scan import Around
 
 MAX_DISTINCT_HITS = 256
 """Distinct (rule, fingerprint) pairs kept per file; repeats only raise a count."""
@@ -50,6 +53,9 @@ class Extractor:
         self._compile = CompileTracker()
         self._progress = ProgressTracker()
         self._finished_line: int | None = None
+        self._training_started = False
+        self._pipeline_stages: int | None = None
+        self._activity: float | None = None
         self._hits: dict[tuple[str, ...], Hit] = {}
         self._registrations: dict[str, Registration] = {}
         self._unregistered: list[str] = []
@@ -65,10 +71,8 @@ class Extractor:
 
     # -- per line ---------------------------------------------------------------------
 
-    def line(
-        self, text: str, lineno: int, offset: int, time_before: Callable[[], float | None]
-    ) -> None:
-        """Read one line; time_before dates it when it has no timestamp of its own."""
+    def line(self, text: str, lineno: int, offset: int, around: Around) -> None:
+        """Read one line; `around` dates it when it has no timestamp of its own."""
         header = P.GLOG_HEADER.match(text) if text[:1] == "[" else None
         if self.role in (FileRole.CONSOLE, FileRole.MSRUN):
             self._msrun(text, header, lineno, offset)
@@ -80,11 +84,21 @@ class Extractor:
         else:
             if text.startswith(P.TRACEBACK_START) or lineno != self._last_line + 1:
                 self._new_record()
-            self._line_time = time_before() or self._latest()
-            self._plain(text, lineno)
+            self._line_time = around.time_before() or self._latest()
+            self._plain(text, lineno, around)
             if text.strip():
                 self._rules(text, lineno, offset, self._line_time, False)
         self._last_line = lineno
+
+    def note_first_time(self, when: float | None) -> None:
+        """The file's first GLOG line (INFO included): when the process started logging."""
+        if when is not None and (self._first_time is None or when < self._first_time):
+            self._first_time = when
+
+    def _note_activity(self, when: float | None) -> None:
+        """A line with its own non-GLOG timestamp (Megatron, MindFormers) shows activity."""
+        if when is not None and (self._activity is None or when > self._activity):
+            self._activity = when
 
     def _latest(self) -> float | None:
         """The latest time known before the current line when its block has none for it."""
@@ -126,15 +140,25 @@ class Extractor:
         elif "has unregistered" in msg and (m := P.UNREGISTERED.search(msg)):
             self._unregistered.append(m["node"])
 
-    def _plain(self, text: str, lineno: int) -> None:
+    def _plain(self, text: str, lineno: int, around: Around) -> None:
         """Facts carried by an un-prefixed line (stdout prints, the memory block)."""
         if text.startswith("[PROF]"):
             self._compile.bare_line(text, self._line_time)
         elif self._memory.feed(text, lineno, self._line_time):
             if "deinitialize success" in text:
                 self._finished_line = lineno
+            elif lineno != self._last_line + 1 and P.TEARDOWN.search(around.previous_line()):
+                self._finished_line = lineno - 1  # the summary's INFO header was skipped
         elif self._progress.feed(text, lineno, self._line_time):
-            pass
+            self._note_activity(self._progress.progress.time if self._progress.progress else None)
+        elif "datetime: " in text and (m := P.MEGATRON_STAMP.search(text)):
+            self._note_activity(parse_iso(m["ts"]))
+            if m["what"] == "before the start of training step":
+                self._training_started = True
+            elif m["what"] == "after training is done":
+                self._finished_line = lineno
+        elif "pipeline stages: " in text and (m := P.PIPELINE_STAGES.search(text)):
+            self._pipeline_stages = int(m["stages"])
         elif ("finish" in text or "raining" in text) and P.FINISHED.search(text):
             self._finished_line = lineno
 
@@ -221,7 +245,8 @@ class Extractor:
         """A frozen copy of what the file has said so far."""
         pending = {_key(h): h for h in self._pending}
         hits = {**self._hits, **{k: v for k, v in pending.items() if k not in self._hits}}
-        last = max((t for t in (self._last_time, self.block_time) if t is not None), default=None)
+        times = (self._last_time, self.block_time, self._activity)
+        last = max((t for t in times if t is not None), default=None)
         pid = self._pids.most_common(1)[0][0] if self._pids else None
         return FileFacts(
             path=self.path,
@@ -241,6 +266,8 @@ class Extractor:
             compile=self._compile.stats(),
             progress=self._progress.progress,
             finished_line=self._finished_line,
+            training_started=self._training_started,
+            pipeline_stages=self._pipeline_stages,
             hits=tuple(sorted(hits.values(), key=lambda h: h.line)),
             registrations=tuple(self._registrations.values()),
             unregistered_nodes=tuple(self._unregistered),

@@ -204,6 +204,10 @@ class FileFacts:
     progress: Progress | None = None
     finished_line: int | None = None
     """A line that shows this process ended normally."""
+    training_started: bool = False
+    """A marker that the training loop began (Megatron's `[before the start of training step]`)."""
+    pipeline_stages: int | None = None
+    """Pipeline stages the log announces (MindFormers)."""
     hits: tuple[Hit, ...] = ()
     registrations: tuple[Registration, ...] = ()
     unregistered_nodes: tuple[str, ...] = ()

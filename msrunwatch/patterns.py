@@ -99,6 +99,12 @@ GENERIC_STEP = re.compile(
     r"\bstep[=:]\s*(?P<step>\d+)\b.*?\bloss[=:]\s*(?P<loss>[-+]?[0-9.]+(?:[eE][-+]?\d+)?|nan|inf)",
     re.IGNORECASE,
 )
+MEGATRON_STAMP = re.compile(
+    r"\[(?P<what>[^\]]+)\] datetime: (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)"
+)
+"""Megatron print_datetime: `[before the start of training step] datetime: 2025-08-01 07:17:08`."""
+PIPELINE_STAGES = re.compile(r"pipeline stages: (?P<stages>\d+) > 1")
+"""MindFormers: `pipeline stages: 2 > 1, the loss on the last card is valid.`"""
 ISO_PREFIX = re.compile(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
 
 # A process that ended normally says so in one of these (besides the scheduler and msrun).

@@ -9,8 +9,6 @@ triage and the appended bytes by the live watcher.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from msrunwatch import patterns as P
 from msrunwatch.extract import Extractor
 from msrunwatch.model import FileFacts, FileRole
@@ -88,6 +86,8 @@ class FileScanner:
 
     def _scan(self, buf: bytes, end: int) -> None:
         """Parse the chosen lines of buf[1:end+1] (complete lines only)."""
+        if self._offset == 0 and (first := P.HEADER_START.search(buf, 0, end)) is not None:
+            self.extractor.note_first_time(_header_time(buf, first.start() + 1))
         lineno, counted, previous = self._lines, 1, 0
         for start in self._starts(buf, end):
             lineno += buf.count(b"\n", counted, start)
@@ -100,7 +100,7 @@ class FileScanner:
             offset = self._offset + start - 1
             # Only skipped INFO/DEBUG lines lie between the previous parsed line and this one,
             # so the search for the GLOG line that dates this one stops there: O(bytes) overall.
-            self.extractor.line(text, lineno + 1, offset, _dater(buf, start, previous))
+            self.extractor.line(text, lineno + 1, offset, Around(buf, start, previous))
             previous = start
         self._lines = lineno + buf.count(b"\n", counted, end + 1)
         self.extractor.block_time = self._block_end_time(buf, end) or self.extractor.block_time
@@ -111,9 +111,25 @@ class FileScanner:
         return _time_before(buf, end + 1, 0)
 
 
-def _dater(buf: bytes, start: int, floor: int) -> Callable[[], float | None]:
-    """A deferred `_time_before`: most lines never need their time looked up."""
-    return lambda: _time_before(buf, start, floor)
+class Around:
+    """The bytes around a parsed line, looked at only when the line needs them."""
+
+    __slots__ = ("buf", "floor", "start")
+
+    def __init__(self, buf: bytes, start: int, floor: int) -> None:
+        self.buf, self.start, self.floor = buf, start, floor
+
+    def time_before(self) -> float | None:
+        """Time of the nearest GLOG line before this one (skipped INFO lines included)."""
+        return _time_before(self.buf, self.start, self.floor)
+
+    def previous_line(self) -> str:
+        """The line just before this one, even if it was skipped (an INFO header)."""
+        end = self.start - 1
+        if end <= 0:
+            return ""
+        begin = self.buf.rfind(b"\n", 0, end) + 1
+        return self.buf[begin:end].decode("utf-8", "replace")
 
 
 def _header_time(buf: bytes, start: int) -> float | None:

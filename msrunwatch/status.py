@@ -26,9 +26,10 @@ def phase(rank: RankFacts) -> Status:
         return Status.TRAINING
     if compile_stats.in_progress:
         return Status.COMPILING
-    if compile_stats.count:
+    if compile_stats.count or any(f.training_started for f in rank.files):
         return Status.TRAINING
-    return Status.STARTING if rank.lines else Status.UNKNOWN
+    # A log with no GLOG line at all (empty, or bytes that are not a log) says nothing.
+    return Status.STARTING if rank.first_time is not None else Status.UNKNOWN
 
 
 def rank_status(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from msrunwatch import rootcause as rc
@@ -216,6 +217,14 @@ def _rank_report(
     )
 
 
+def _last_stage_loss(report: RankReport, ctx: Context) -> RankReport:
+    """Under pipeline parallelism only the last stage computes the loss; others print 0."""
+    p = report.progress
+    if p is None or ctx.stage_of is None or ctx.stage_of(report.rank) == ctx.stages - 1:
+        return report
+    return replace(report, progress=replace(p, loss=None))
+
+
 def _outcome(statuses: Statuses, findings: Sequence[Finding]) -> str:
     if any(f.severity is Severity.ERROR for f in findings):
         return "failed"
@@ -231,11 +240,23 @@ def _outcome(statuses: Statuses, findings: Sequence[Finding]) -> str:
     return "unknown"
 
 
+def _with_stages(run: RunFacts, ctx: Context) -> Context:
+    """Pipeline stages announced in the logs, when the driver did not know them."""
+    if ctx.stage_of is not None:
+        return ctx
+    stages = max((f.pipeline_stages or 1 for r in run.ranks for f in r.files), default=1)
+    world = run.expected_ranks or len(run.ranks)
+    if stages < 2 or world % stages:
+        return ctx
+    per = world // stages
+    return replace(ctx, stages=stages, stage_of=lambda rank: min(rank // per, stages - 1))
+
+
 def judge(
     run: RunFacts, rules: Sequence[Rule], warnings: Sequence[str] = (), ctx: Context | None = None
 ) -> Report:
     """The verdict on a run."""
-    ctx = ctx or Context()
+    ctx = _with_stages(run, ctx or Context())
     found = sightings(run, {r.id: r for r in rules})
     statuses = _statuses(run, _own(found))
     plain = {r: s for r, (s, _) in statuses.items()}
@@ -248,7 +269,9 @@ def judge(
     findings = _findings(found, cause, extra)
     hosts = {g.rank: g.host for g in run.registrations}
     ranks = tuple(
-        _rank_report(n, run.rank(n), statuses[n], own.get(n, []), hosts.get(n))
+        _last_stage_loss(
+            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), hosts.get(n)), ctx
+        )
         for n in sorted(statuses)
     )
     return Report(

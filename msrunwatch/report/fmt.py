@@ -6,7 +6,7 @@ import math
 import os
 from collections.abc import Iterable
 
-from msrunwatch.report.types import Occurrence, RankReport, Report
+from msrunwatch.report.types import Finding, Occurrence, RankReport, Report
 from msrunwatch.rules.template import rank_ranges
 from msrunwatch.timestamps import clock, iso
 
@@ -141,3 +141,11 @@ def where_path(log_dir: str | None, file: str | None, line: int | None) -> str:
         return "-"
     path = os.path.join(log_dir, file) if log_dir else file
     return f"{path}:{line}" if line else path
+
+
+def about(f: Finding) -> str:
+    """Whom a finding is about: its ranks, else the scheduler or msrun, else the whole run."""
+    if f.ranks:
+        return ranks_text(f.ranks)
+    first = f.first
+    return "scheduler/msrun" if first is not None and first.file is not None else "the run"

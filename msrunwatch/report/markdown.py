@@ -82,7 +82,7 @@ def render(report: Report, show_all: bool = False) -> str:
     if report.findings:
         out += ["### Findings", ""]
         for f in report.findings:
-            about = fmt.ranks_text(f.ranks) if f.ranks else "scheduler/msrun"
+            about = fmt.about(f)
             out.append(
                 f"- **{f.severity.value}** `{f.rule}` ({f.category}, {f.role}), {about}: "
                 f"{_escape(f.message)}"

@@ -119,7 +119,7 @@ def _verdict(report: Report, style: fmt.Style) -> list[str]:
 
 def _finding(f: Finding, style: fmt.Style) -> list[str]:
     severity = style(f.severity.value.ljust(7), fmt.SEVERITY_COLOR.get(f.severity.value))
-    about = fmt.ranks_text(f.ranks) if f.ranks else "scheduler/msrun"
+    about = fmt.about(f)
     lines = [f"  {severity}  {f.rule}  [{f.role}]  {about}", f"           {f.message}"]
     shown = f.occurrences[:MAX_EVIDENCE]
     for o in shown:
