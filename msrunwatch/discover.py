@@ -25,8 +25,26 @@ _GLOG_CPP = re.compile(
 _GLOG_PY = re.compile(r"^mindspore\.log\.(?P<pid>\d+)(?:\.\d+)?$")
 _GLOG_LINKS = {"mindspore.INFO", "mindspore.WARNING", "mindspore.ERROR", "mindspore.FATAL"}
 _NOT_LOGS = {
-    ".md", ".rst", ".csv", ".json", ".yaml", ".yml", ".toml", ".py", ".sh", ".ir", ".dot",
-    ".ckpt", ".pb", ".npy", ".png", ".svg", ".html", ".gz", ".zip", ".tar",
+    ".md",
+    ".rst",
+    ".csv",
+    ".json",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".py",
+    ".sh",
+    ".ir",
+    ".dot",
+    ".ckpt",
+    ".pb",
+    ".npy",
+    ".png",
+    ".svg",
+    ".html",
+    ".gz",
+    ".zip",
+    ".tar",
 }
 """Suffixes that are never logs, however log-like their text (READMEs quote log lines)."""
 _RANK_DIR = re.compile(r"^rank_(?P<rank>\d+)$")

@@ -20,6 +20,7 @@ from msrunwatch.timestamps import parse_glog, parse_iso
 if TYPE_CHECKING:
     from msrunwatch.scan import Around
 
+QUIET_LEVELS = ("INFO", "DEBUG")
 MAX_DISTINCT_HITS = 256
 """Distinct (rule, fingerprint) pairs kept per file; repeats only raise a count."""
 MAX_TEXT = 400
@@ -65,9 +66,15 @@ class Extractor:
         self._all_ok = False
         self._last_line = 0
         self._line_time: float | None = None
-        """The time of the last line read (its own, or the one it was dated by)."""
+        """The time of the last line dated (its own, or the GLOG line before it)."""
+        self._around: Around | None = None
+        """The latest un-prefixed line, not dated yet: most never need it."""
+        self._floor = 0
+        """Where in the block the last dated line starts: dating searches back no further."""
         self._record_specific = False
         self._pending: list[Hit] = []
+        self._undated: dict[tuple[str, ...], int] = {}
+        self._settled: set[tuple[str, ...]] = set()
 
     # -- per line ---------------------------------------------------------------------
 
@@ -79,16 +86,45 @@ class Extractor:
         elif header is not None:
             when = self._header(header["ts"], header["pid"], lineno)
             self._line_time = when or self._line_time
+            self._around, self._floor = None, around.start
             self._message(header["msg"], lineno, when)
-            self._rules(text, lineno, offset, when, True, header["level"])
+            if header["level"] not in QUIET_LEVELS:  # faults are never logged at INFO
+                self._rules(text, lineno, offset, when, True, header["level"])
         else:
             if text.startswith(P.TRACEBACK_START) or lineno != self._last_line + 1:
                 self._new_record()
-            self._line_time = around.time_before() or self._latest()
+            self._around = around
             self._plain(text, lineno, around)
             if text.strip():
-                self._rules(text, lineno, offset, self._line_time, False)
+                self._rules(text, lineno, offset, None, False)
         self._last_line = lineno
+
+    def new_block(self) -> None:
+        """The scanner moved to a new block: positions in the old one mean nothing now."""
+        self._around, self._floor = None, 0
+
+    def date(self) -> float | None:
+        """The time of the current line, looked up only when something needs it."""
+        around = self._around
+        if around is not None:
+            self._line_time = around.time_before(self._floor) or self._latest()
+            self._around, self._floor = None, around.start
+        return self._line_time
+
+    def progress_line(self, text: str, lineno: int, around: Around) -> None:
+        """A training-progress line the scanner picked out in bulk (see FileScanner)."""
+        self._around = around
+        if self._progress.feed(text, lineno, self.date):
+            progress = self._progress.progress
+            self._note_activity(progress.time if progress else None)
+
+    def epoch_ended(self, epoch: int, step: int) -> None:
+        """The last LossMonitor step of an epoch, found by the scanner."""
+        self._progress.epoch_ended(epoch, step)
+
+    def skipped_progress(self, count: int) -> None:
+        """Progress lines the scanner counted but did not parse (only the latest matter)."""
+        self._progress.skipped(count)
 
     def note_first_time(self, when: float | None) -> None:
         """The file's first GLOG line (INFO included): when the process started logging."""
@@ -143,13 +179,13 @@ class Extractor:
     def _plain(self, text: str, lineno: int, around: Around) -> None:
         """Facts carried by an un-prefixed line (stdout prints, the memory block)."""
         if text.startswith("[PROF]"):
-            self._compile.bare_line(text, self._line_time)
-        elif self._memory.feed(text, lineno, self._line_time):
+            self._compile.bare_line(text, self.date())
+        elif self._memory.feed(text, lineno, self.date):
             if "deinitialize success" in text:
                 self._finished_line = lineno
             elif lineno != self._last_line + 1 and P.TEARDOWN.search(around.previous_line()):
                 self._finished_line = lineno - 1  # the summary's INFO header was skipped
-        elif self._progress.feed(text, lineno, self._line_time):
+        elif self._progress.feed(text, lineno, self.date):
             self._note_activity(self._progress.progress.time if self._progress.progress else None)
         elif "datetime: " in text and (m := P.MEGATRON_STAMP.search(text)):
             self._note_activity(parse_iso(m["ts"]))
@@ -194,6 +230,8 @@ class Extractor:
         level: str = "",
     ) -> None:
         for found in self.matcher.match(text, level):
+            if not exact:
+                when = self.date()
             hit = self._hit(found, text, lineno, offset, when, exact)
             if found.rule.fallback:
                 if not self._record_specific:
@@ -226,6 +264,28 @@ class Extractor:
             self._hits[key] = replace(old, count=old.count + 1)
         elif len(self._hits) < MAX_DISTINCT_HITS:
             self._hits[key] = hit
+            if not hit.time_exact and key not in self._settled:
+                self._undated[key] = hit.offset
+
+    def undated(self) -> list[tuple[tuple[str, ...], int]]:
+        """Hits dated only by the line before them, with their file offsets."""
+        pending = [
+            (key, h.offset)
+            for h in self._pending
+            if not h.time_exact and (key := _key(h)) not in self._settled
+        ]
+        return [*self._undated.items(), *pending]
+
+    def settle(self, key: tuple[str, ...], when: float | None) -> None:
+        """Date a hit by the first GLOG line after it: an exception is printed as the
+        process dies, and the line before it can be minutes older."""
+        self._undated.pop(key, None)
+        if when is None:
+            return
+        self._settled.add(key)
+        if key in self._hits:
+            self._hits[key] = replace(self._hits[key], time=when)
+        self._pending = [replace(h, time=when) if _key(h) == key else h for h in self._pending]
 
     def _new_record(self) -> None:
         """A new log record starts: a fallback hit of the last one now stands."""

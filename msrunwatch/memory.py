@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from msrunwatch import patterns as P
 from msrunwatch.model import MemorySummary
 
@@ -34,7 +36,7 @@ class MemoryBlock:
         self._line = 0
         self._time: float | None = None
 
-    def feed(self, text: str, lineno: int, when: float | None) -> bool:
+    def feed(self, text: str, lineno: int, when: Callable[[], float | None]) -> bool:
         """Take a line if it belongs to a summary block; True when it did."""
         if not text.startswith(("Device ", "MindSpore ", "Used peak", "Actual peak", "[MS_RUN")):
             return False
@@ -45,7 +47,7 @@ class MemoryBlock:
         if name == "device_mb" and self._fields:
             self.close()
         if not self._fields:
-            self._line, self._time = lineno, when
+            self._line, self._time = lineno, when()
         value = m["value"]
         self._fields[name] = value if name == "base_address" else _mib(value)
         if name == "peak_actual_mb":

@@ -23,10 +23,17 @@ GLOG_HEADER = re.compile(
 
 # Bytes-level scanners: these run over whole blocks, so each has a literal core that
 # CPython's regex engine finds with a fast substring search.
-CANDIDATE_LINE = re.compile(rb"\n(?!\[(?:INFO|DEBUG)\] )[^\n]*")
-"""Every line that is not an INFO/DEBUG GLOG line: the only lines faults are on."""
+CANDIDATE_LINE = re.compile(
+    rb"\n(?!\[(?:INFO|DEBUG)\] |epoch: \d|\[PROF\]PreLaunchCommKernel )[^\n]*"
+)
+"""Every line that is not an INFO/DEBUG GLOG line: the only lines faults are on. Two
+per-step prints are left out too: LossMonitor lines (read in bulk, see FileScanner) and
+the per-step `[PROF]PreLaunchCommKernel` timing, which is not a compile stage."""
+LOSS_LINE_START = b"\nepoch: "
+"""LossMonitor lines (`epoch: 1 step: 3, loss is 0.38`), one per step: counted in C,
+and only the last few of each block parsed."""
 ANY_LINE = re.compile(rb"\n[^\n]*")
-INFO_MARKERS = (re.compile(rb"\[PROF\]"), re.compile(rb"compiling"))
+INFO_MARKERS = (re.compile(rb"\[PROF\](?!PreLaunchCommKernel )"), re.compile(rb"compiling"))
 """The INFO lines worth reading: compile stage timings and compile start/finish."""
 HEADER_START = re.compile(rb"\n\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] [A-Za-z_]+\(\d+")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
 from statistics import median
 
@@ -94,48 +95,70 @@ def _loss(text: str | None) -> float | None:
 
 
 class ProgressTracker:
-    """The latest training step, from LossMonitor, MindFormers, Megatron or `step=N loss=X`."""
+    """The latest training step, from LossMonitor, MindFormers, Megatron or `step=N loss=X`.
+
+    Work per line is constant: epochs are tracked with running maxima, and the cadence
+    (median of recent intervals) is computed only when the facts are read.
+    """
 
     def __init__(self) -> None:
-        self.progress: Progress | None = None
+        self._latest: Progress | None = None
         self._intervals: deque[float] = deque(maxlen=16)
         self._lines = 0
         self._steps_per_epoch = 0
-        self._epoch_max: dict[int, int] = {}
+        self._epoch = 0
+        self._epoch_top = 0
 
-    def feed(self, text: str, lineno: int, when: float | None) -> bool:
-        """Take a progress line; True when the line was one."""
+    @property
+    def progress(self) -> Progress | None:
+        """The latest progress, with its cadence."""
+        p = self._latest
+        if p is None or not self._intervals:
+            return p
+        return replace(p, lines=self._lines, cadence_s=median(self._intervals))
+
+    def epoch_ended(self, epoch: int, step: int) -> None:
+        """An epoch ended at this step: how many steps an epoch has."""
+        self._steps_per_epoch = max(self._steps_per_epoch, step)
+
+    def skipped(self, count: int) -> None:
+        """Progress lines counted but not parsed."""
+        self._lines += count
+
+    def feed(self, text: str, lineno: int, when: Callable[[], float | None]) -> bool:
+        """Take a progress line (`when` dates it, lazily); True when the line was one."""
         if "loss is" in text and (m := P.LOSS_MONITOR.search(text)):
             epoch, step = int(m["epoch"]), int(m["step"])
-            self._record(self._global(epoch, step), epoch, _loss(m["loss"]), None, lineno, when)
+            self._record(self._global(epoch, step), epoch, _loss(m["loss"]), None, lineno, when())
         elif "per step time" in text and (m := P.TIME_MONITOR.search(text)):
-            if self.progress is not None:
-                self.progress = replace(self.progress, step_time_ms=float(m["step_ms"]))
+            if self._latest is not None:
+                self._latest = replace(self._latest, step_time_ms=float(m["step_ms"]))
         elif "Epoch:[" in text and (m := P.MINDFORMERS.search(text)):
             epoch, step, steps = int(m["epoch"]), int(m["step"]), int(m["steps"])
             step_ms = float(m["step_ms"]) if m["step_ms"] else None
-            stamp = parse_iso(text[:32]) or when
+            stamp = parse_iso(text[:32]) or when()
             self._record(
                 (epoch - 1) * steps + step, epoch, _loss(m["loss"]), step_ms, lineno, stamp
             )
         elif "iteration" in text and (m := P.MEGATRON.search(text)):
             step_ms = float(m["step_ms"]) if m["step_ms"] else None
-            stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else when
-            self._record(int(m["step"]), None, _loss(m["loss"]), step_ms, lineno, stamp or when)
+            stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else None
+            self._record(int(m["step"]), None, _loss(m["loss"]), step_ms, lineno, stamp or when())
         elif ("step" in text or "STEP" in text or "Step" in text) and (
             m := P.GENERIC_STEP.search(text)
         ):
-            self._record(int(m["step"]), None, _loss(m["loss"]), None, lineno, when)
+            self._record(int(m["step"]), None, _loss(m["loss"]), None, lineno, when())
         else:
             return False
         return True
 
     def _global(self, epoch: int, step: int) -> int:
         """LossMonitor counts steps within an epoch; turn that into a global step."""
-        for e, top in self._epoch_max.items():
-            if e < epoch:
-                self._steps_per_epoch = max(self._steps_per_epoch, top)
-        self._epoch_max[epoch] = max(self._epoch_max.get(epoch, 0), step)
+        if epoch != self._epoch:
+            if epoch > self._epoch and self._epoch:
+                self._steps_per_epoch = max(self._steps_per_epoch, self._epoch_top)
+            self._epoch, self._epoch_top = epoch, 0
+        self._epoch_top = max(self._epoch_top, step)
         return (epoch - 1) * self._steps_per_epoch + step
 
     def _record(
@@ -148,10 +171,9 @@ class ProgressTracker:
         when: float | None,
     ) -> None:
         self._lines += 1
-        last = self.progress
+        last = self._latest
         if step_ms is None and last is not None:
             step_ms = last.step_time_ms
         if last is not None and last.time is not None and when is not None and when > last.time:
             self._intervals.append(when - last.time)
-        cadence = median(self._intervals) if self._intervals else None
-        self.progress = Progress(step, epoch, loss, step_ms, lineno, when, self._lines, cadence)
+        self._latest = Progress(step, epoch, loss, step_ms, lineno, when, self._lines)

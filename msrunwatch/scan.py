@@ -15,6 +15,8 @@ from msrunwatch.model import FileFacts, FileRole
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.timestamps import parse_glog
 
+PROGRESS_PARSED = 17
+"""LossMonitor lines parsed per block: the latest, and 16 intervals for the step cadence."""
 MAX_LINE = 1 << 20
 """A line longer than this is cut: a runaway line must not hold the whole file."""
 
@@ -84,12 +86,48 @@ class FileScanner:
             starts = sorted(extra.union(starts))
         return starts
 
+    def _progress_starts(self, buf: bytes, end: int) -> list[int]:
+        """Starts of the last LossMonitor lines of the block; the others are only counted."""
+        if self._all_lines:
+            return []
+        total = buf.count(P.LOSS_LINE_START, 0, end)
+        starts: list[int] = []
+        pos = end
+        while total and len(starts) < PROGRESS_PARSED:
+            pos = buf.rfind(P.LOSS_LINE_START, 0, pos)
+            if pos < 0:
+                break
+            starts.append(pos + 1)
+        starts.reverse()
+        if starts:
+            self.extractor.skipped_progress(total - len(starts))
+            self._learn_epoch(buf, starts[0])
+        return starts
+
+    def _learn_epoch(self, buf: bytes, first: int) -> None:
+        """Steps per epoch from the last line of the previous epoch, which may be skipped."""
+        m = P.LOSS_MONITOR.match(buf[first : first + 200].decode("ascii", "replace"))
+        if m is None or int(m["epoch"]) < 2:
+            return
+        marker = P.LOSS_LINE_START + str(int(m["epoch"]) - 1).encode()
+        pos = buf.rfind(marker, 0, first)
+        if pos >= 0:
+            line = buf[pos + 1 : buf.find(b"\n", pos + 1)].decode("ascii", "replace")
+            if (ended := P.LOSS_MONITOR.match(line)) is not None:
+                self.extractor.epoch_ended(int(ended["epoch"]), int(ended["step"]))
+
     def _scan(self, buf: bytes, end: int) -> None:
         """Parse the chosen lines of buf[1:end+1] (complete lines only)."""
+        self.extractor.new_block()
         if self._offset == 0 and (first := P.HEADER_START.search(buf, 0, end)) is not None:
             self.extractor.note_first_time(_header_time(buf, first.start() + 1))
-        lineno, counted, previous = self._lines, 1, 0
-        for start in self._starts(buf, end):
+        bulk = self._progress_starts(buf, end)
+        starts = self._starts(buf, end)
+        if bulk:
+            starts = sorted([*starts, *bulk])
+        chosen = set(bulk)
+        lineno, counted = self._lines, 1
+        for start in starts:
             lineno += buf.count(b"\n", counted, start)
             counted = start
             stop = buf.find(b"\n", start, end + 1)
@@ -97,13 +135,22 @@ class FileScanner:
             if raw.endswith(b"\r"):
                 raw = raw[:-1]
             text = raw[:MAX_LINE].decode("utf-8", "replace")
-            offset = self._offset + start - 1
-            # Only skipped INFO/DEBUG lines lie between the previous parsed line and this one,
-            # so the search for the GLOG line that dates this one stops there: O(bytes) overall.
-            self.extractor.line(text, lineno + 1, offset, Around(buf, start, previous))
-            previous = start
+            if start in chosen:
+                self.extractor.progress_line(text, lineno + 1, Around(buf, start))
+            else:
+                offset = self._offset + start - 1
+                self.extractor.line(text, lineno + 1, offset, Around(buf, start))
         self._lines = lineno + buf.count(b"\n", counted, end + 1)
+        self._settle(buf, end)
         self.extractor.block_time = self._block_end_time(buf, end) or self.extractor.block_time
+
+    def _settle(self, buf: bytes, end: int) -> None:
+        """Date the undated hits by the first GLOG line after them, once one is read."""
+        for key, offset in self.extractor.undated():
+            pos = max(offset - self._offset + 1, 0)
+            m = P.HEADER_START.search(buf, pos, end)
+            if m is not None:
+                self.extractor.settle(key, _header_time(buf, m.start() + 1))
 
     @staticmethod
     def _block_end_time(buf: bytes, end: int) -> float | None:
@@ -114,14 +161,17 @@ class FileScanner:
 class Around:
     """The bytes around a parsed line, looked at only when the line needs them."""
 
-    __slots__ = ("buf", "floor", "start")
+    __slots__ = ("buf", "start")
 
-    def __init__(self, buf: bytes, start: int, floor: int) -> None:
-        self.buf, self.start, self.floor = buf, start, floor
+    def __init__(self, buf: bytes, start: int) -> None:
+        self.buf, self.start = buf, start
 
-    def time_before(self) -> float | None:
-        """Time of the nearest GLOG line before this one (skipped INFO lines included)."""
-        return _time_before(self.buf, self.start, self.floor)
+    def time_before(self, floor: int) -> float | None:
+        """Time of the nearest GLOG line in buf[floor:start] (skipped INFO lines included).
+
+        The caller passes where the last dated line starts, so each byte is searched once.
+        """
+        return _time_before(self.buf, self.start, floor)
 
     def previous_line(self) -> str:
         """The line just before this one, even if it was skipped (an INFO header)."""

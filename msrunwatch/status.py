@@ -32,17 +32,31 @@ def phase(rank: RankFacts) -> Status:
     return Status.STARTING if rank.first_time is not None else Status.UNKNOWN
 
 
+def _at(s: Sighting) -> str:
+    return f"{s.rule.category} at {s.occurrence.file}:{s.hit.line}"
+
+
 def rank_status(
-    rank: RankFacts, own: Sequence[Sighting], run: RunFacts, run_failed: bool
+    rank: RankFacts,
+    own: Sequence[Sighting],
+    run: RunFacts,
+    run_failed: bool,
+    lost_first: bool = False,
 ) -> tuple[Status, str]:
-    """Status and a short reason, strongest evidence first."""
+    """Status and a short reason, strongest evidence first.
+
+    lost_first: the scheduler lost this rank before any other (and its log says nothing).
+    """
     errors = [s for s in own if s.rule.severity is Severity.ERROR]
     causes = [s for s in errors if s.rule.role is Role.CAUSE]
     if causes:
         first = causes[0]
         if first.rule.category == "worker-killed":
             return Status.KILLED, first.hit.message
-        return Status.FAILED, f"{first.rule.category} at {first.occurrence.file}:{first.hit.line}"
+        return Status.FAILED, _at(first)
+    victim = next((s for s in own if s.rule.role is Role.VICTIM), None)
+    if victim is not None:
+        return Status.KILLED, victim.hit.message
     code = rank.exit_code
     if code is not None and code < 0:
         name = _signal_name(code)
@@ -50,17 +64,18 @@ def rank_status(
             return Status.KILLED, f"msrun reports exit by {name}"
         return Status.FAILED, f"msrun reports exit by {name}"
     if errors:
-        first = errors[0]
-        return (
-            Status.TIMED_OUT,
-            f"{first.rule.category} at {first.occurrence.file}:{first.hit.line}",
-        )
+        return Status.TIMED_OUT, _at(errors[0])
     if code is not None and code > 0:
         return Status.FAILED, f"msrun reports exit code {code}"
     if rank.finished_line:
         return Status.FINISHED, f"ended normally at {rank.primary.path}:{rank.finished_line}"
     if rank.rank in run.unregistered or run.all_workers_ok:
         return Status.FINISHED, "the scheduler saw it leave normally"
+    if lost_first:
+        return (
+            Status.FAILED,
+            "the scheduler lost it first; its log shows no fault (a crash or kill)",
+        )
     if run_failed and rank.lines:
-        return Status.KILLED, "its log stops after another rank failed (msrun kills the rest)"
+        return Status.KILLED, "its log stops after another rank failed"
     return phase(rank), ""

@@ -30,18 +30,35 @@ def _seconds(y: str, mo: str, d: str, h: str, mi: str, s: str) -> float | None:
         return None
 
 
+_SECONDS: dict[str, float] = {}
+"""Parsed `YYYY-MM-DD-HH:MM:SS` prefixes: lines of one second share it."""
+
+
 def parse_glog(text: str) -> float | None:
     """Parse `2026-11-21-05:14:07.539.394`, tolerating Python's `.310.00` quirk.
 
     MindSpore's Python formatter prints `msecs * 1000` as digits split after the third,
     so `.310.00` is 31 ms and `.500.0` is 5 ms: the two groups joined are microseconds.
     """
+    base = _SECONDS.get(text[:19])
+    if base is not None and text[19:20] == ".":
+        a, dot, b = text[20:27].partition(".")
+        digits = a + b
+        if dot and 0 < len(a) <= 3 and len(b) <= 3 and digits.isdigit():
+            return base + min(int(digits), 999_999) / 1e6
+    return _parse_glog_slow(text)
+
+
+def _parse_glog_slow(text: str) -> float | None:
     m = _GLOG.match(text)
     if m is None:
         return None
     base = _seconds(m["y"], m["mo"], m["d"], m["h"], m["mi"], m["s"])
     if base is None:
         return None
+    if len(_SECONDS) > 4096:
+        _SECONDS.clear()
+    _SECONDS[text[:19]] = base
     micros = int(str(m["a"]) + str(m["b"]))
     return base + min(micros, 999_999) / 1e6
 

@@ -27,17 +27,37 @@ def _own(found: Sequence[Sighting]) -> dict[int, list[Sighting]]:
     return own
 
 
-def _failed(own: Mapping[int, list[Sighting]], run: RunFacts) -> bool:
-    """Did some rank fail on its own (so msrun killed the others)?"""
+def _failed(own: Mapping[int, list[Sighting]], run: RunFacts, lost: set[int]) -> bool:
+    """Did the run break: a rank failed on its own, exited badly, or the scheduler lost one?"""
     for sights in own.values():
         if any(s.rule.role is Role.CAUSE and s.rule.severity is Severity.ERROR for s in sights):
             return True
-    return any(r.exit_code not in (None, 0) for r in run.ranks)
+    return bool(lost) or any(r.exit_code not in (None, 0) for r in run.ranks)
 
 
-def _statuses(run: RunFacts, own: Mapping[int, list[Sighting]]) -> Statuses:
-    failed = _failed(own, run)
-    result = {r.rank: rank_status(r, own.get(r.rank, []), run, failed) for r in run.ranks}
+def _lost(found: Sequence[Sighting]) -> tuple[set[int], int | None]:
+    """Ranks the scheduler timed out, and the one it names first."""
+    lost = {
+        s.rank
+        for s in found
+        if not s.own and s.rank is not None and s.rule.category == "node-timeout"
+    }
+    named = rc.from_scheduler(found)
+    return lost, (named[1] if named else None)
+
+
+def _statuses(
+    run: RunFacts, own: Mapping[int, list[Sighting]], found: Sequence[Sighting]
+) -> Statuses:
+    lost, first = _lost(found)
+    failed = _failed(own, run, lost | ({first} if first is not None else set()))
+    quiet = {r for r, sights in own.items() if sights}
+    result = {
+        r.rank: rank_status(
+            r, own.get(r.rank, []), run, failed, lost_first=r.rank == first and r.rank not in quiet
+        )
+        for r in run.ranks
+    }
     present = set(result)
     for missing in range(run.expected_ranks or 0):
         if missing not in present:
@@ -258,7 +278,7 @@ def judge(
     """The verdict on a run."""
     ctx = _with_stages(run, ctx or Context())
     found = sightings(run, {r.id: r for r in rules})
-    statuses = _statuses(run, _own(found))
+    statuses = _statuses(run, _own(found), found)
     plain = {r: s for r, (s, _) in statuses.items()}
     found = sorted([*found, *rank_sightings(rules, run, plain, ctx)], key=lambda s: s.sort_key)
     own = _own(found)

@@ -148,9 +148,16 @@ def test_plain_exception_fires_the_python_fallback(scan_text: ScanText) -> None:
     assert [(h.rule, h.line) for h in facts.hits] == [("python-exception", 42)]
     hit = facts.hits[0]
     assert hit.message == "RuntimeError: msrunwatch test: deliberate failure on rank 1 at step 3"
-    # The traceback has no timestamp: it takes the previous GLOG line's, flagged inexact.
+    # The traceback has no timestamp: it is dated by the first GLOG line after it (the
+    # process's exit lines), not by the one before it (start-up, a minute earlier).
     assert not hit.time_exact
-    assert iso(hit.time) == "2026-11-21T05:16:37.900479"
+    assert iso(hit.time) == "2026-11-21T05:16:38.356193"
+
+
+def test_a_fault_at_the_end_of_a_log_is_dated_by_the_line_before(scan_text: ScanText) -> None:
+    data = "[WARNING] ME(1,a,python):2026-11-21-05:00:00.000.000 [a.cc:1] F] start\nValueError: x\n"
+    hit = scan_text(data).hits[0]
+    assert (iso(hit.time), hit.time_exact) == ("2026-11-21T05:00:00.000000", False)
 
 
 def test_unprefixed_fault_is_dated_by_the_skipped_info_line_before_it(scan_text: ScanText) -> None:

@@ -107,8 +107,13 @@ def _conditional_message(data: dict[str, Any]) -> str:
     return "the rule's keys do not fit its scope"
 
 
+@cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(rule_schema())
+
+
 def _validate_schema(path: Path, data: Any, pos: Positions) -> None:
-    validator = jsonschema.Draft202012Validator(rule_schema())
+    validator = _validator()
     errors = sorted(validator.iter_errors(data), key=lambda e: pos.of(tuple(e.absolute_path)))
     if errors:
         rule = data.get("id") if isinstance(data, dict) else None

@@ -70,7 +70,67 @@ RUN = {
 }
 """Run scope: the run as a whole, after line and rank rules."""
 
-CONFIG: dict[str, str] = {}
-"""Config scope: filled by the config readers (see `msrunwatch.config`)."""
+CONFIG = {
+    # where the numbers come from
+    "framework": "mindformers, or megatron for MindSpeed-LLM / Megatron launch scripts",
+    "world": "cards in the job: --devices, msrun --worker_num, or the script's WORLD_SIZE",
+    "nnodes": "nodes (servers) in the job",
+    "local_worker_num": "cards (workers) per node: msrun --local_worker_num / NPUS_PER_NODE",
+    "node_rank": "this node's index (msrun --node_rank)",
+    "master_port": "msrun --master_port",
+    "sim_level": "DryRun level (msrun --sim_level / MS_SIMULATION_LEVEL), None when not simulating",
+    "parallel_mode": "MindFormers parallel.parallel_mode (0 data, 1 semi-auto, 2 auto, 3 hybrid)",
+    # parallel degrees
+    "dp": "data parallel (MindFormers data_parallel; Megatron: world / (tp*pp*cp), derived)",
+    "tp": "tensor (model) parallel: model_parallel / --tensor-model-parallel-size",
+    "pp": "pipeline stages: pipeline_stage / --pipeline-model-parallel-size",
+    "cp": "context parallel: context_parallel / --context-parallel-size",
+    "ep": "expert parallel: expert_parallel / --expert-model-parallel-size",
+    "vpp": "virtual pipeline chunks per stage (pp_interleave_num / virtual stages), 1 when off",
+    "sp": "sequence parallel on (use_seq_parallel / --sequence-parallel)",
+    "cp_algo": "context-parallel algorithm (colossalai_cp, ulysses_cp, hybrid_cp, ...)",
+    "ulysses_degree": "Ulysses degree within context parallel (ulysses_degree_in_cp)",
+    "micro_batch_num": "micro-batches per step (micro_batch_num; Megatron: gbs / (mbs*dp))",
+    "micro_batch_interleave_num": "MindFormers micro_batch_interleave_num",
+    "gradient_accumulation_steps": "MindFormers runner_config.gradient_accumulation_steps",
+    "full_batch": "MindFormers parallel.full_batch",
+    # batch and sequence
+    "mbs": "micro batch size (runner_config.batch_size / --micro-batch-size)",
+    "gbs": "global batch size (--global-batch-size; MindFormers: derived)",
+    "seq_length": "sequence length (seq_length / --seq-length)",
+    "max_position_embeddings": "--max-position-embeddings / max_position_embedding",
+    "dataset_seq_length": "the dataset's sequence length when the config names one",
+    # model
+    "num_layers": "transformer layers (num_layers / num_hidden_layers / --num-layers)",
+    "hidden_size": "hidden size",
+    "ffn_hidden_size": "FFN width (intermediate_size / --ffn-hidden-size)",
+    "num_heads": "attention heads",
+    "num_kv_heads": "KV heads / query groups (n_kv_heads / --num-query-groups), else num_heads",
+    "head_dim": "head dimension (kv_channels / head_dim); hidden_size / num_heads when unset",
+    "vocab_size": "vocabulary size (vocab_size / --padded-vocab-size)",
+    "num_experts": "MoE experts (expert_num / --num-experts), None for dense models",
+    "offset": "MindFormers per-stage layer offset (int or list)",
+    "num_layer_list": "MindSpeed-LLM --num-layer-list (layers per stage)",
+    "swiglu": "SwiGLU MLP (--swiglu; MindFormers llama-style models)",
+    "untie_embeddings": "separate output layer (--untie-embeddings-and-output-weights)",
+    "use_flash_attention": "flash attention on (use_flash_attention / --use-flash-attn)",
+    "vocab_emb_dp": "MindFormers parallel_config.vocab_emb_dp",
+    # memory and optimizer
+    "recompute": "full recompute: True, or a per-stage list of layer counts (MindFormers)",
+    "select_recompute": "MindFormers select_recompute (bool, list or op patterns)",
+    "recompute_granularity": "--recompute-granularity: full, selective or None",
+    "recompute_method": "--recompute-method: uniform, block or None",
+    "recompute_num_layers": "--recompute-num-layers",
+    "use_distributed_optimizer": "sharded optimizer states (--use-distributed-optimizer / "
+    "enable_parallel_optimizer)",
+    "optimizer_shard_size": "MindFormers optimizer_weight_shard_size",
+    "overlap_param_gather": "--overlap-param-gather",
+    "overlap_grad_reduce": "--overlap-grad-reduce",
+    "params_dtype": "parameter dtype (bf16, fp16, fp32)",
+    "max_device_memory_mb": "usable device memory: context max_device_memory (MiB)",
+    "device_memory_mb": "the card's memory (MiB; 65536 for a 64 GB Ascend card unless told)",
+}
+"""Config scope: normalised training settings; see `msrunwatch.config`. Derived values
+(world-dependent dp, micro-batches, layers per stage) are added by `msrunwatch.config.derive`."""
 
 SCOPES = {"line": LINE, "rank": RANK, "run": RUN, "config": CONFIG}
