@@ -188,6 +188,29 @@ def cmd_rules_vars(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Follow a run live: the terminal UI, or JSON events and metrics with --headless."""
+    from msrunwatch.live import observer
+    from msrunwatch.live.run import LiveRun
+
+    for target in args.dirs:
+        if not Path(target).exists():
+            raise UsageError(f"{target}: no such file or directory")
+    live = LiveRun(args.dirs, _rules(args), args.console or (), stall_after_s=args.stall_after)
+    watcher = observer.start(args.dirs, live.dirty, poll=args.poll)
+    try:
+        if args.headless:
+            from msrunwatch.live.headless import Headless  # type: ignore[import-untyped]
+
+            return int(Headless(live, args).run())
+        from msrunwatch.tui.app import run_tui  # type: ignore[import-untyped]
+
+        return int(run_tui(live))
+    finally:
+        watcher.stop()
+        live.close()
+
+
 def _rule_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("rules")
     group.add_argument(
@@ -276,6 +299,56 @@ def _add_check(sub: Any) -> None:
     p.set_defaults(handler=cmd_check)
 
 
+def _add_watch(sub: Any) -> None:
+    p = sub.add_parser(
+        "watch",
+        help="follow a run live (also: `msrunwatch DIR`); --headless for clusters",
+        description="Follow msrun logs as they grow: a live view of every rank, or with "
+        "--headless JSON events and Prometheus metrics. Never writes into the log directory.",
+    )
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="msrun log directory or log file")
+    p.add_argument("--console", action="append", metavar="FILE", help="msrun's console output")
+    p.add_argument(
+        "--poll",
+        action="store_true",
+        help="poll for changes (NFS, Lustre, GPFS: where inotify misses other hosts)",
+    )
+    p.add_argument(
+        "--stall-after",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="a rank silent this long (and for 10 of its steps) while others write "
+        "is stalled (default 120)",
+    )
+    p.add_argument("--headless", action="store_true", help="no terminal UI: JSON lines events")
+    p.add_argument("--events", metavar="FILE", help="headless: write events here (default stdout)")
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="headless: serve Prometheus metrics on this port",
+    )
+    p.add_argument(
+        "--metrics-addr",
+        default="0.0.0.0",
+        metavar="ADDR",
+        help="headless: address for the metrics server (default 0.0.0.0)",
+    )
+    p.add_argument(
+        "--on-finding",
+        metavar="CMD",
+        help="headless: run CMD (via the shell) for each new error finding, with its JSON on stdin",
+    )
+    p.add_argument(
+        "--exit-when-done",
+        action="store_true",
+        help="headless: exit with triage's exit code once every rank ended",
+    )
+    _rule_options(p)
+    p.set_defaults(handler=cmd_watch)
+
+
 def _add_rules(sub: Any) -> None:
     p = sub.add_parser("rules", help="list, explain and test rules")
     rules_sub = p.add_subparsers(dest="rules_command", metavar="COMMAND")
@@ -307,14 +380,21 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"msrunwatch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_triage(sub)
+    _add_watch(sub)
     _add_check(sub)
     _add_rules(sub)
     return parser
 
 
+COMMANDS = ("triage", "watch", "check", "rules", "estimate", "-h", "--help", "--version")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code. `msrunwatch DIR` means `watch DIR`."""
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in COMMANDS:
+        argv = ["watch", *argv]
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:

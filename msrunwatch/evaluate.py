@@ -15,6 +15,9 @@ from msrunwatch.rules.template import fingerprint, render
 from msrunwatch.runstate import RankFacts, RunFacts
 
 STARTED = (Status.COMPILING, Status.TRAINING, Status.FINISHED)
+RUNNING = ("starting", "compiling", "training")
+FIRST_SILENT_S = 5.0
+"""Ranks that went quiet within this many seconds of the first are named together."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,10 @@ class Context:
     stages: int = 1
     limit_mb: int | None = None
     """Usable device memory from the config (max_device_memory), MiB."""
+    quiet_s: Mapping[tuple[str, str], float] | None = None
+    """Live view: seconds since each file (log_dir, path) last grew, by the wall clock."""
+    stall_after_s: float = 120.0
+    """A rank silent longer than this (and than 10 of its steps) while others write is stalled."""
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,7 @@ def _rank_state(rank: RankFacts, status: Status, ctx: Context) -> dict[str, Any]
     progress = next((f.progress for f in rank.files if f.progress), None)
     c = rank.primary.compile
     used = memory.used_mb if memory else None
-    silence = ctx.now - rank.last_time if ctx.now is not None and rank.last_time else None
+    silence = _silence(rank, ctx)
     return {
         "rank": rank.rank,
         "status": status.value,
@@ -78,6 +85,16 @@ def _rank_state(rank: RankFacts, status: Status, ctx: Context) -> dict[str, Any]
     }
 
 
+def _silence(rank: RankFacts, ctx: Context) -> float | None:
+    """Seconds since any of the rank's files grew (live view only)."""
+    if ctx.quiet_s is None:
+        return None
+    values = [
+        ctx.quiet_s[(f.log_dir, f.path)] for f in rank.files if (f.log_dir, f.path) in ctx.quiet_s
+    ]
+    return min(values) if values else None
+
+
 def _aggregates(states: Sequence[dict[str, Any]], ctx: Context) -> dict[str, Any]:
     compile_ms = _nums([s["compile_ms"] for s in states])
     steps = _nums([s["step"] for s in states])
@@ -95,7 +112,22 @@ def _aggregates(states: Sequence[dict[str, Any]], ctx: Context) -> dict[str, Any
         "median_peak_actual_mb": _med([s["peak_actual_mb"] for s in states]),
         "stages": stages,
         "stage_medians_peak_actual_mb": [_med(values) for values in by_stage],
+        "stall_after_s": ctx.stall_after_s,
+        "median_silence_s": _med([s["silence_s"] for s in states]),
+        "ranks_recent": sum(
+            1 for s in states if s["silence_s"] is not None and s["silence_s"] < ctx.stall_after_s
+        ),
+        "silent_first_ranks": _silent_first(states, ctx),
     }
+
+
+def _silent_first(states: Sequence[dict[str, Any]], ctx: Context) -> list[int]:
+    """When every running rank is silent, the ranks that went quiet first."""
+    running = [s for s in states if s["status"] in RUNNING and s["silence_s"] is not None]
+    if not running or min(s["silence_s"] for s in running) < ctx.stall_after_s:
+        return []
+    longest = max(s["silence_s"] for s in running)
+    return sorted(s["rank"] for s in running if longest - s["silence_s"] <= FIRST_SILENT_S)
 
 
 def _stage(states: Sequence[dict[str, Any]], stage: int) -> dict[str, Any]:

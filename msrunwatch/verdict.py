@@ -245,6 +245,19 @@ def _last_stage_loss(report: RankReport, ctx: Context) -> RankReport:
     return replace(report, progress=replace(p, loss=None))
 
 
+QUIET = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.UNKNOWN)
+
+
+def _stalled(statuses: Statuses, own: Mapping[int, list[Sighting]]) -> Statuses:
+    """A rank a `stalled` rule fired on, and that has not ended, is stalled."""
+    out = dict(statuses)
+    for rank, (status, _) in statuses.items():
+        stall = next((s for s in own.get(rank, []) if s.rule.category == "stalled"), None)
+        if stall is not None and status in QUIET:
+            out[rank] = (Status.STALLED, stall.hit.message)
+    return out
+
+
 def _outcome(statuses: Statuses, findings: Sequence[Finding]) -> str:
     if any(f.severity is Severity.ERROR for f in findings):
         return "failed"
@@ -282,6 +295,7 @@ def judge(
     plain = {r: s for r, (s, _) in statuses.items()}
     found = sorted([*found, *rank_sightings(rules, run, plain, ctx)], key=lambda s: s.sort_key)
     own = _own(found)
+    statuses = _stalled(statuses, own)
     cause = rc.from_causes(found)
     env = {**run_aggregates(run, plain, ctx), **_run_env(run, plain, found, cause)}
     extra = run_findings(rules, run, env)

@@ -29,7 +29,11 @@ RANK = {
     "peak_actual_mb": "peak memory with fragments (MiB)",
     "limit_mb": "the usable limit: max_device_memory from the config if given, else used_mb",
     "stage": "pipeline stage of the rank (0 when unknown)",
-    "silence_s": "seconds since the rank's last line (live view only; None in triage)",
+    "silence_s": "seconds since the rank's log last grew (live view only; None in triage)",
+    "stall_after_s": "the stall threshold (msrunwatch --stall-after, 120 s by default)",
+    "median_silence_s": "median silence_s over ranks (live view)",
+    "ranks_recent": "ranks whose log grew within stall_after_s (live view)",
+    "silent_first_ranks": "list: when every running rank is silent, the ones that went quiet first",
     "age_s": "seconds since the run's first line (live view only; None in triage)",
     "cadence_s": "the rank's usual seconds between progress lines (None before two steps)",
     "ranks": "ranks in the run",
@@ -67,6 +71,9 @@ RUN = {
     "median_compile_ms": "median compile time over ranks that compiled (ms)",
     "max_compile_ms": "largest compile time (ms)",
     "min_compile_ms": "smallest compile time (ms)",
+    "stall_after_s": "the stall threshold (msrunwatch --stall-after, 120 s by default)",
+    "ranks_recent": "ranks whose log grew within stall_after_s (live view)",
+    "silent_first_ranks": "list: when every running rank is silent, the ones that went quiet first",
 }
 """Run scope: the run as a whole, after line and rank rules."""
 

@@ -1,0 +1,1 @@
+"""The live engine: tail, watch and judge a run as it grows."""

@@ -1,0 +1,254 @@
+"""The live engine: tails every log of a run and judges it again as it grows.
+
+One thread owns a LiveRun and calls `tick()`; nothing in here is shared with other
+threads except the DirtySet the file watcher fills. Each tick reads what is new (at most
+`per_tick` bytes in all, so catching up on a large run never blocks the view), feeds the
+same scanners triage uses, and returns an immutable `Update`: the whole verdict, plus what
+changed since the last one (new findings are never folded away).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from msrunwatch.discover import DiscoveryError, LogFile, console_file, discover_target
+from msrunwatch.evaluate import Context
+from msrunwatch.live.tail import Change, FileTail
+from msrunwatch.model import FileFacts, Status
+from msrunwatch.report.types import Finding, Report
+from msrunwatch.rules.matcher import LineMatcher
+from msrunwatch.rules.model import Rule
+from msrunwatch.runstate import RunFacts, assemble
+from msrunwatch.scan import FileScanner
+from msrunwatch.verdict import judge
+
+PER_FILE = 4 << 20
+"""Bytes read from one file per tick: large enough to catch up fast, small enough to share."""
+PER_TICK = 32 << 20
+"""Bytes read per tick in all: the bound on one tick's work while catching up."""
+SWEEP_S = 1.0
+"""Every file is stat'ed this often even without an event (network file systems)."""
+RESCAN_S = 2.0
+"""New files (workers start after the scheduler) are looked for this often."""
+JUDGE_S = 1.0
+"""The verdict is recomputed at least this often, so silences grow without new lines."""
+
+
+class DirtySet:
+    """Paths the watcher saw change; the watcher thread only ever adds to it."""
+
+    def __init__(self) -> None:
+        self._paths: set[Path] = set()
+        self._lock = threading.Lock()
+        self.wake = threading.Event()
+
+    def add(self, path: Path) -> None:
+        with self._lock:
+            self._paths.add(path)
+        self.wake.set()
+
+    def drain(self) -> set[Path]:
+        with self._lock:
+            paths, self._paths = self._paths, set()
+        self.wake.clear()
+        return paths
+
+
+@dataclass
+class _Tracked:
+    log: LogFile
+    tail: FileTail
+    scanner: FileScanner
+    facts: FileFacts | None = None
+    mtime: float | None = None
+    behind: bool = True
+    """More bytes are known to be waiting (catch-up, or a burst bigger than one read)."""
+
+
+@dataclass(frozen=True)
+class Update:
+    """One tick's result: the verdict now, and what changed since the previous one."""
+
+    report: Report
+    new_findings: tuple[Finding, ...] = ()
+    status_changes: tuple[tuple[int, Status | None, Status], ...] = ()
+    """(rank, old status or None for a new rank, new status)."""
+    silence: dict[int, float] = field(default_factory=dict)
+    """Seconds since each rank's log last grew (wall clock)."""
+    bytes_read: int = 0
+    behind: int = 0
+    """Files with bytes still waiting to be read."""
+    restarted: tuple[str, ...] = ()
+    """Files that were truncated or replaced this tick (a new run)."""
+    time: float = 0.0
+
+    @property
+    def caught_up(self) -> bool:
+        return self.behind == 0
+
+
+class LiveRun:
+    """Everything the live view knows about a run, advanced one tick at a time."""
+
+    def __init__(
+        self,
+        targets: Sequence[str],
+        rules: Sequence[Rule],
+        consoles: Sequence[str] = (),
+        stall_after_s: float = 120.0,
+        clock: Callable[[], float] = time.time,
+        per_tick: int = PER_TICK,
+    ) -> None:
+        self.targets, self.rules, self.consoles = list(targets), list(rules), list(consoles)
+        self.stall_after_s = stall_after_s
+        self.clock = clock
+        self.per_tick = per_tick
+        self.dirty = DirtySet()
+        self._matcher = LineMatcher(rules)
+        self._files: dict[Path, _Tracked] = {}
+        self._last_sweep = self._last_rescan = self._last_judge = float("-inf")
+        self._previous: Report | None = None
+        self._seen: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._changed = True
+
+    # -- files ------------------------------------------------------------------------
+
+    def _discover(self) -> Iterable[LogFile]:
+        for target in self.targets:
+            try:
+                yield from discover_target(target)
+            except DiscoveryError:
+                continue  # an empty directory fills up once the job starts
+        for console in self.consoles:
+            if Path(console).is_file():
+                yield console_file(console)
+
+    def _rescan(self) -> None:
+        for log in self._discover():
+            key = log.path.resolve()
+            if key not in self._files:
+                self._files[key] = _Tracked(log, FileTail(log.path), self._scanner(log))
+                self._changed = True
+
+    def _scanner(self, log: LogFile) -> FileScanner:
+        return FileScanner(log.rel, log.log_dir, log.role, self._matcher, log.rank_from_name)
+
+    def paths(self) -> list[Path]:
+        """Files being followed (resolved)."""
+        return list(self._files)
+
+    def _read(self, tracked: _Tracked, budget: int) -> tuple[int, str | None]:
+        """Read one file within the budget; returns bytes read and a restart notice."""
+        got = tracked.tail.read(min(PER_FILE, budget))
+        restarted = None
+        if got.change in (Change.TRUNCATED, Change.REPLACED):
+            tracked.scanner = self._scanner(tracked.log)
+            tracked.facts = None
+            restarted = tracked.log.rel
+        if got.mtime is not None:
+            tracked.mtime = got.mtime
+        if got.data:
+            tracked.scanner.feed(got.data)
+        tracked.behind = len(got.data) >= min(PER_FILE, budget) > 0
+        if got.data or restarted or tracked.facts is None:
+            tracked.facts = tracked.scanner.facts()
+            self._changed = True
+        return len(got.data), restarted
+
+    # -- ticks ------------------------------------------------------------------------
+
+    def tick(self) -> Update:
+        """Read what is new, judge again if anything changed, and say what is new."""
+        now = self.clock()
+        if now - self._last_rescan >= RESCAN_S:
+            self._rescan()
+            self._last_rescan = now
+        due = self._due(now)
+        budget, read, restarted = self.per_tick, 0, []
+        for tracked in due:
+            if budget <= 0:
+                tracked.behind = True
+                continue
+            n, restart = self._read(tracked, budget)
+            budget -= n
+            read += n
+            if restart:
+                restarted.append(restart)
+        return self._judge(now, read, restarted)
+
+    def _due(self, now: float) -> list[_Tracked]:
+        dirty = {p.resolve() for p in self.dirty.drain()}
+        sweep = now - self._last_sweep >= SWEEP_S
+        if sweep:
+            self._last_sweep = now
+        return [
+            t
+            for key, t in self._files.items()
+            if sweep or t.behind or key in dirty or t.facts is None
+        ]
+
+    def _silence(self, now: float) -> dict[tuple[str, str], float]:
+        return {
+            (t.log.log_dir, t.log.rel): max(now - t.mtime, 0.0)
+            for t in self._files.values()
+            if t.mtime is not None
+        }
+
+    def _judge(self, now: float, read: int, restarted: list[str]) -> Update:
+        behind = sum(1 for t in self._files.values() if t.behind)
+        if not self._changed and self._previous is not None and now - self._last_judge < JUDGE_S:
+            return Update(self._previous, (), (), {}, read, behind, tuple(restarted), now)
+        self._changed, self._last_judge = False, now
+        facts = [t.facts for t in self._files.values() if t.facts is not None]
+        quiet = self._silence(now)
+        run = assemble(self.targets, facts)
+        ctx = Context(now=now, quiet_s=quiet, stall_after_s=self.stall_after_s)
+        report = judge(run, self.rules, ctx=ctx)
+        update = Update(
+            report,
+            self._new_findings(report),
+            self._status_changes(report),
+            _rank_silence(run, quiet),
+            read,
+            behind,
+            tuple(restarted),
+            now,
+        )
+        self._previous = report
+        return update
+
+    def _new_findings(self, report: Report) -> tuple[Finding, ...]:
+        """Findings not seen before, or seen on fewer ranks: each is announced once per change."""
+        fresh = []
+        for f in report.findings:
+            key = (f.rule, f.fingerprint)
+            if self._seen.get(key) != f.ranks:
+                fresh.append(f)
+                self._seen[key] = f.ranks
+        return tuple(fresh)
+
+    def _status_changes(self, report: Report) -> tuple[tuple[int, Status | None, Status], ...]:
+        before = {r.rank: r.status for r in self._previous.ranks} if self._previous else {}
+        return tuple(
+            (r.rank, before.get(r.rank), r.status)
+            for r in report.ranks
+            if before.get(r.rank) is not r.status
+        )
+
+    def close(self) -> None:
+        """Release every file."""
+        for tracked in self._files.values():
+            tracked.tail.close()
+
+
+def _rank_silence(run: RunFacts, quiet: dict[tuple[str, str], float]) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for rank in run.ranks:
+        values = [quiet[(f.log_dir, f.path)] for f in rank.files if (f.log_dir, f.path) in quiet]
+        if values:
+            out[rank.rank] = min(values)
+    return out

@@ -1,0 +1,108 @@
+"""Read what is new in one file, by offset, and notice truncation, rotation and deletion.
+
+The file system lies (network file systems, editors that replace files, msrun reusing a
+log directory), so every read starts with a `stat` of the path and compares it with the
+open descriptor: a smaller size means the file was truncated (a job restarted in the same
+directory), another inode means it was replaced (rotated); a missing path means deleted.
+Only `os.pread` is used: the descriptor's position is never relied on, and nothing is
+ever written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+
+class Change(StrEnum):
+    """What happened to a file since the last read, besides growing."""
+
+    NONE = "none"
+    TRUNCATED = "truncated"
+    """Shorter than what was read: a new run wrote it from the start."""
+    REPLACED = "replaced"
+    """The path names another file now (rotation, or rewritten by rename)."""
+    DELETED = "deleted"
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """The outcome of one read: new bytes (possibly none) and what changed first."""
+
+    data: bytes
+    change: Change = Change.NONE
+    size: int = 0
+    mtime: float | None = None
+
+
+class FileTail:
+    """Offset-based reader of one growing file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self._fd: int | None = None
+        self._identity: tuple[int, int] | None = None
+
+    def close(self) -> None:
+        """Release the descriptor."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd, self._identity = None, None
+
+    def _open(self) -> os.stat_result | None:
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return None
+        st = os.fstat(fd)
+        self._fd, self._identity, self.offset = fd, (st.st_dev, st.st_ino), 0
+        return st
+
+    def read(self, max_bytes: int) -> Read:
+        """Up to max_bytes of new data; a change resets the offset before the data.
+
+        When the path was replaced or deleted, what the old file still held past the
+        offset is read first (the writer may have appended before the rotation).
+        """
+        try:
+            st: os.stat_result | None = os.stat(self.path)
+        except OSError:
+            st = None
+        if self._fd is not None and (st is None or (st.st_dev, st.st_ino) != self._identity):
+            left = self._drain(max_bytes)
+            if left:
+                return Read(left, Change.NONE, self.offset)
+            self.close()
+            if st is None:
+                return Read(b"", Change.DELETED)
+            change = Change.REPLACED
+        elif st is None:
+            return Read(b"", Change.DELETED)
+        else:
+            change = Change.NONE
+        if self._fd is None:
+            opened = self._open()
+            if opened is None:
+                return Read(b"", Change.DELETED)
+            st = opened
+        elif st.st_size < self.offset:
+            self.offset = 0
+            change = Change.TRUNCATED
+        data = self._pread(min(max_bytes, st.st_size - self.offset))
+        return Read(data, change, st.st_size, st.st_mtime)
+
+    def _drain(self, max_bytes: int) -> bytes:
+        """What the open (old) file holds past the offset."""
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        return self._pread(min(max_bytes, size - self.offset))
+
+    def _pread(self, n: int) -> bytes:
+        if n <= 0 or self._fd is None:
+            return b""
+        data = os.pread(self._fd, n, self.offset)
+        self.offset += len(data)
+        return data
