@@ -170,8 +170,9 @@ def _evidence(rank: RankFacts, kind: str) -> tuple[int | None, float | None, str
         return memory.line, memory.time, "memory summary"
     if kind == "progress" and progress is not None:
         return progress.line, progress.time, "last progress line"
-    if kind == "compile" and rank.primary.compile.last_end is not None:
-        return None, rank.primary.compile.last_end, "compile finished"
+    c = rank.primary.compile
+    if kind == "compile" and (c.end_line is not None or c.last_end is not None):
+        return c.end_line, c.last_end, "compile finished"
     return (rank.primary.lines or None), rank.last_time, "last line"
 
 

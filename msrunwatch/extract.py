@@ -164,7 +164,7 @@ class Extractor:
             self._rank_from_log = int(m["rank"])
             self._world_size, self._sim_level = int(m["size"]), int(m["level"])
         elif "compiling" in msg or "[PROF]" in msg:
-            self._compile.glog_line(msg, when)
+            self._compile.glog_line(msg, when, lineno)
         elif "deinitialize success" in msg and P.TEARDOWN.search(msg):
             self._finished_line = lineno
 
@@ -179,7 +179,7 @@ class Extractor:
     def _plain(self, text: str, lineno: int, around: Around) -> None:
         """Facts carried by an un-prefixed line (stdout prints, the memory block)."""
         if text.startswith("[PROF]"):
-            self._compile.bare_line(text, self.date())
+            self._compile.bare_line(text, self.date(), lineno)
         elif self._memory.feed(text, lineno, self.date):
             if "deinitialize success" in text:
                 self._finished_line = lineno
@@ -288,9 +288,13 @@ class Extractor:
         self._pending = [replace(h, time=when) if _key(h) == key else h for h in self._pending]
 
     def _new_record(self) -> None:
-        """A new log record starts: a fallback hit of the last one now stands."""
-        for hit in self._pending:
-            self._keep(hit)
+        """A new log record starts: the most specific fallback hits of the last one stand."""
+        if self._pending:
+            levels = {h.rule: self.matcher.fallback_level(h.rule) for h in self._pending}
+            keep = min(levels.values())
+            for hit in self._pending:
+                if levels[hit.rule] == keep:
+                    self._keep(hit)
         self._pending.clear()
         self._record_specific = False
 

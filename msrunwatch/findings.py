@@ -66,7 +66,7 @@ def sightings(run: RunFacts, rules: Mapping[str, Rule]) -> list[Sighting]:
             add(facts, hit, rank.rank, True)
     for facts in run.schedulers:
         for hit in facts.hits:
-            node = hit.capture("node")
+            node = hit.capture("node") or hit.capture("first")
             add(facts, hit, by_node.get(node) if node is not None else None, False)
     for facts in run.consoles:
         for hit in facts.hits:

@@ -136,6 +136,8 @@ class CompileStats:
     """Total milliseconds per `[PROF]<stage>`, largest first."""
     first_start: float | None = None
     last_end: float | None = None
+    end_line: int | None = None
+    """The line where the last compilation finished."""
 
     @property
     def in_progress(self) -> bool:

@@ -13,13 +13,14 @@ LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 GLOG_HEADER = re.compile(
     r"\[(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] "
-    r"(?P<module>[A-Za-z_]+)\((?P<pid>\d+)[,:](?P<tid>[0-9a-fA-Fx]*)(?:,(?P<proc>[^)]*))?\):"
+    r"(?P<module>[A-Za-z_]+)\((?P<pid>\d+)(?:[,:][^)]*)?\):"
     r"(?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3}) "
     r"\[(?P<src>[^\]]*?):(?P<srcline>\d+)\] "
     r"(?:(?P<func>[A-Za-z_][A-Za-z0-9_~:<>]*)\] )?"
     r"(?P<msg>.*)"
 )
-"""C++ (`pid,tid-hex,proc` then `func]`) and Python (`pid:tid,MainProcess`, no func) lines."""
+"""C++ (`pid,tid-hex,proc` then `func]`), Python (`pid:tid,MainProcess`, no func) and CANN
+(`HCCL(pid,python)`) lines."""
 
 # Bytes-level scanners: these run over whole blocks, so each has a literal core that
 # CPython's regex engine finds with a fast substring search.

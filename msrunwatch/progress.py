@@ -30,8 +30,9 @@ class CompileTracker:
         self._finished = 0
         self._first_start: float | None = None
         self._last_end: float | None = None
+        self._end_line: int | None = None
 
-    def glog_line(self, msg: str, when: float | None) -> None:
+    def glog_line(self, msg: str, when: float | None, lineno: int = 0) -> None:
         """A GLOG message mentioning compiling or [PROF]."""
         if P.COMPILE_START.search(msg):
             self._started += 1
@@ -39,18 +40,18 @@ class CompileTracker:
                 self._first_start = when
         elif "Finish compiling" in msg:
             self._finished += 1
-            self._last_end = when
+            self._last_end, self._end_line = when, lineno
         elif m := P.PROF_STAGE.search(msg):
             self._glog_graphs += self._add(self._glog, m["stage"], m["ms"])
             if m["stage"] == COMPILE_TOTAL:
-                self._last_end = when
+                self._last_end, self._end_line = when, lineno
 
-    def bare_line(self, text: str, when: float | None) -> None:
+    def bare_line(self, text: str, when: float | None, lineno: int = 0) -> None:
         """A `[PROF]...` line printed to stdout."""
         if m := P.PROF_STAGE.match(text):
             self._bare_graphs += self._add(self._bare, m["stage"], m["ms"])
-            if m["stage"] == COMPILE_TOTAL and self._last_end is None:
-                self._last_end = when
+            if m["stage"] == COMPILE_TOTAL and self._end_line is None:
+                self._last_end, self._end_line = when, lineno
 
     @staticmethod
     def _add(totals: dict[str, float], stage: str, ms: str) -> int:
@@ -82,6 +83,7 @@ class CompileTracker:
             stages=ordered,
             first_start=self._first_start,
             last_end=self._last_end,
+            end_line=self._end_line,
         )
 
 

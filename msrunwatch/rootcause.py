@@ -105,7 +105,7 @@ def from_scheduler(found: Sequence[Sighting]) -> tuple[Sighting, int] | None:
     """The scheduler's own verdict: `worker <n> is the first one timed out`."""
     for s in found:
         first = s.hit.capture("first")
-        if first is not None and s.rank is None and first.isdigit():
+        if first is not None and not s.own and first.isdigit():
             return s, int(first)
     return None
 

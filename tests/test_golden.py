@@ -14,7 +14,7 @@ from msrunwatch.cli import main
 from tests.conftest import FIXTURES, ROOT
 
 GOLDEN = Path(__file__).parent / "golden"
-SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "configs")
 
 
 def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:

@@ -22,7 +22,7 @@ from msrunwatch.model import Blame, Role, Severity
 from msrunwatch.rules import variables
 from msrunwatch.rules.expr import Expr, ExprError
 from msrunwatch.rules.model import Rule, Scope
-from msrunwatch.rules.template import template_fields
+from msrunwatch.rules.template import check_template
 from msrunwatch.rules.yamlpos import Positions, YamlError, load
 
 CASES_SUFFIX = ".cases.yaml"
@@ -104,6 +104,8 @@ def _conditional_message(data: dict[str, Any]) -> str:
         return f"match is only for line rules, not scope {scope}"
     if "ranks" in data and scope != "run":
         return "ranks is only for run rules"
+    if "at" in data and scope != "config":
+        return "at is only for config rules"
     return "the rule's keys do not fit its scope"
 
 
@@ -161,12 +163,16 @@ def rule_from_data(path: Path, data: Any, pos: Positions) -> Rule:
                 path, f"match is not a valid regex: {exc}", line, col, rule_id
             ) from None
     names = _names(scope, match)
+    for name in _names_list(data.get("at", ())):
+        if names is not None and name not in names:
+            line, col = pos.of(("at",))
+            raise RuleError(path, f"at names unknown setting {name!r}", line, col, rule_id)
     when = _expr(path, data, pos, "when", names)
     ranks = _expr(path, data, pos, "ranks", names)
-    unknown = sorted(set(template_fields(data["message"])) - (names or set()))
-    if names is not None and unknown:
+    problem = check_template(data["message"], names)
+    if problem is not None:
         line, col = pos.of(("message",))
-        raise RuleError(path, f"message uses unknown name {unknown[0]!r}", line, col, rule_id)
+        raise RuleError(path, problem, line, col, rule_id)
     return Rule(
         id=rule_id,
         title=data["title"],
@@ -180,7 +186,8 @@ def rule_from_data(path: Path, data: Any, pos: Positions) -> Rule:
         when=when,
         ranks=ranks,
         evidence=data.get("evidence", "last-line"),
-        fallback=bool(data.get("fallback", False)),
+        at=_names_list(data.get("at", ())),
+        fallback={False: 0, True: 1, "last": 2}[data.get("fallback", False)],
         hint=data.get("hint", ""),
         doc=data.get("doc", ""),
         references=tuple(data.get("references", ())),
@@ -189,6 +196,10 @@ def rule_from_data(path: Path, data: Any, pos: Positions) -> Rule:
         path=str(path),
         line=1,
     )
+
+
+def _names_list(value: Any) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def load_rule(path: Path) -> Rule:

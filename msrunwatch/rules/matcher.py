@@ -29,8 +29,13 @@ class LineMatcher:
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.rules = [r for r in rules if r.scope is Scope.LINE and r.match is not None]
         self._prefilter = Prefilter(r.match.pattern for r in self.rules)  # type: ignore[union-attr]
+        self._fallback = {r.id: r.fallback for r in self.rules}
         self.timeouts = 0
         """Lines on which a rule's pattern hit the time limit."""
+
+    def fallback_level(self, rule_id: str) -> int:
+        """How readily a rule yields to others on the same record (0: never)."""
+        return self._fallback.get(rule_id, 0)
 
     def match(self, line: str, level: str = "") -> list[LineMatch]:
         """Every rule that matches the line (and whose `when` holds for it)."""
@@ -45,11 +50,10 @@ class LineMatcher:
             if m is None:
                 continue
             captures = {k: v for k, v in m.groupdict().items() if v is not None}
-            if rule.when is not None and not rule.when.truth(
-                {**{k: _value(v) for k, v in captures.items()}, "level": level, "text": line}
-            ):
+            env = {**{k: _value(v) for k, v in captures.items()}, "level": level, "text": line}
+            if rule.when is not None and not rule.when.truth(env):
                 continue
-            message = render(rule.message, captures)
+            message = render(rule.message, env)
             found.append(
                 LineMatch(rule, message, fingerprint(rule.id, message), tuple(captures.items()))
             )
@@ -57,12 +61,12 @@ class LineMatcher:
 
 
 def _value(text: str) -> int | float | str:
-    """A capture as a number when it is one, so conditions can compare it."""
+    """A capture as a number when it is one (and prints the same), so conditions compare it."""
     try:
-        return int(text)
+        number: int | float = int(text)
     except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return text
+        try:
+            number = float(text)
+        except ValueError:
+            return text
+    return number if str(number) == text else text

@@ -39,8 +39,11 @@ class Rule:
     """Run scope: which ranks a finding is about."""
     evidence: str = "last-line"
     """Rank scope: the line of the rank's log a finding points at."""
-    fallback: bool = False
-    """Fires only when no other rule fired on the same log record."""
+    at: tuple[str, ...] = ()
+    """Config scope: the settings whose place in the config a finding points at."""
+    fallback: int = 0
+    """0: always fires; 1: only when no non-fallback rule fired on the same log record;
+    2 (`last`): only when no other rule at all fired on it."""
     hint: str = ""
     doc: str = ""
     references: tuple[str, ...] = ()

@@ -1,21 +1,46 @@
-"""Message templates (`{name}` placeholders) and the fingerprint that groups findings.
+"""Message templates and the fingerprint that groups findings.
 
-Templates come from user rule files, so they are filled by a tiny substitution, not by
-`str.format`, which would let a template reach attributes of the values.
+A placeholder is a name (`{kernel}`) or a condition-language expression
+(`{world // (tp * pp * cp)}`); `{{` and `}}` are literal braces. Templates come from user
+rule files, so they are filled by this small substitution and the safe expression
+language, never by `str.format`, which would let a template reach attributes of values.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
-_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
+from msrunwatch.rules.expr import Expr, ExprError
+
+_FIELD = re.compile(r"\{\{|\}\}|\{([^{}]+)\}")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VOLATILE = re.compile(r"0x[0-9a-fA-F]+|\d+(?:\.\d+)?")
 
 
 def template_fields(template: str) -> list[str]:
-    """The placeholder names a template uses, in order."""
+    """The placeholders of a template (names or expressions), in order."""
     return [m[1] for m in _FIELD.finditer(template) if m[1]]
+
+
+def check_template(template: str, names: set[str] | None) -> str | None:
+    """Why a template cannot be filled from these names, or None when it can."""
+    for field in template_fields(template):
+        if _NAME.fullmatch(field.strip()):
+            if names is not None and field.strip() not in names:
+                return f"message uses unknown name {field.strip()!r}"
+            continue
+        try:
+            Expr(field, names)
+        except ExprError as exc:
+            return f"message placeholder {{{field}}}: {exc}"
+    return None
+
+
+@lru_cache(maxsize=512)
+def _compiled(source: str) -> Expr:
+    return Expr(source)
 
 
 def rank_ranges(ranks: Iterable[int]) -> str:
@@ -39,7 +64,7 @@ def _text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return f"{value:g}"
+        return f"{value:.10g}"
     if isinstance(value, list | tuple | set | frozenset):
         items = list(value)
         if items and all(isinstance(v, int) and not isinstance(v, bool) for v in items):
@@ -56,7 +81,13 @@ def render(template: str, values: Mapping[str, object]) -> str:
             return "{"
         if m[0] == "}}":
             return "}"
-        return _text(values.get(m[1]))
+        field = m[1].strip()
+        if _NAME.fullmatch(field):
+            return _text(values.get(field))
+        try:
+            return _text(_compiled(field)(values))
+        except ExprError:
+            return ""
 
     return _FIELD.sub(fill, template)
 

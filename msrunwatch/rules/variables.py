@@ -136,6 +136,15 @@ CONFIG = {
     "params_dtype": "parameter dtype (bf16, fp16, fp32)",
     "max_device_memory_mb": "usable device memory: context max_device_memory (MiB)",
     "device_memory_mb": "the card's memory (MiB; 65536 for a 64 GB Ascend card unless told)",
+    # derived (msrunwatch.config.derive)
+    "model_size": "tp * pp * cp: the cards one model replica spans",
+    "product": "dp * tp * cp * pp",
+    "suggested_dp": "world / (tp * pp * cp) when that divides, else None",
+    "stage_layers": "list: layers on each pipeline stage (offset / num_layer_list / even split)",
+    "limit_mb": "usable memory per card: max_device_memory_mb, else device_memory_mb",
+    "estimated_used_mb": "the memory estimate's largest per-stage peak, without fragments (MiB)",
+    "estimated_actual_mb": "the same with fragmentation (MiB)",
+    "estimated_stage": "the pipeline stage with the largest estimated peak",
 }
 """Config scope: normalised training settings; see `msrunwatch.config`. Derived values
 (world-dependent dp, micro-batches, layers per stage) are added by `msrunwatch.config.derive`."""
