@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from msrunwatch import __version__
+from msrunwatch.config.lint import ConfigUnsupported
 from msrunwatch.discover import DiscoveryError
 from msrunwatch.exit_codes import ExitCode
 from msrunwatch.rules.loader import RuleError
@@ -89,7 +90,14 @@ def cmd_triage(args: argparse.Namespace) -> int:
     from msrunwatch.triage import triage
 
     rules = _rules(args)
-    report = triage(args.dirs, rules, args.console or (), _progress_printer(sys.stderr))
+    if args.config:
+        from msrunwatch.config.lint import read_all
+        from msrunwatch.config.observed import triage_with_config
+
+        configs = read_all(args.config, args.msrun)
+        report = triage_with_config(args.dirs, rules, configs, args.console or (), args.devices)
+    else:
+        report = triage(args.dirs, rules, args.console or (), _progress_printer(sys.stderr))
     if args.format == "json":
         out = jsonout.render(report)
     elif args.format == "markdown":
@@ -126,6 +134,25 @@ def cmd_check(args: argparse.Namespace) -> int:
         with open(summary, "a", encoding="utf-8") as fh:
             fh.write(github.summary(report, rules))
     return ExitCode.FINDINGS if _fails(report, settings.fail_on) else ExitCode.OK
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    """Estimate each pipeline stage's device memory from training configs."""
+    import json
+
+    from msrunwatch.config.derive import with_world
+    from msrunwatch.config.lint import read_all
+    from msrunwatch.config.memory import estimate
+    from msrunwatch.report import estimate as render
+
+    estimates = [estimate(with_world(c, args.devices)) for c in read_all(args.configs, args.msrun)]
+    if args.format == "json":
+        out = json.dumps([render.to_dict(e) for e in estimates], indent=2) + "\n"
+    else:
+        out = "\n".join(render.render_text(e) for e in estimates)
+    _write(out, args.output)
+    over = any(s.verdict == "over" for e in estimates for s in e.stages)
+    return ExitCode.FINDINGS if over else ExitCode.OK
 
 
 def cmd_rules_list(args: argparse.Namespace) -> int:
@@ -200,10 +227,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
     watcher = observer.start(args.dirs, live.dirty, poll=args.poll)
     try:
         if args.headless:
-            from msrunwatch.live.headless import Headless  # type: ignore[import-untyped]
+            from msrunwatch.live.headless import Headless
 
             return int(Headless(live, args).run())
-        from msrunwatch.tui.app import run_tui  # type: ignore[import-untyped]
+        from msrunwatch.tui.app import run_tui  # type: ignore[import-not-found,unused-ignore]
 
         return int(run_tui(live))
     finally:
@@ -263,6 +290,15 @@ def _add_triage(sub: Any) -> None:
     )
     p.add_argument("--all-ranks", action="store_true", help="list every rank in the table")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    p.add_argument(
+        "--config",
+        action="append",
+        metavar="FILE",
+        help="the run's training config (MindFormers YAML or launch script): pipeline "
+        "stages, memory budget, and each rank's peak beside the estimate",
+    )
+    p.add_argument("--devices", type=int, metavar="N", help="card count, with --config")
+    p.add_argument("--msrun", metavar="CMDLINE", help="the msrun command line, with --config")
     _rule_options(p)
     p.set_defaults(handler=cmd_triage)
 
@@ -349,6 +385,29 @@ def _add_watch(sub: Any) -> None:
     p.set_defaults(handler=cmd_watch)
 
 
+def _add_estimate(sub: Any) -> None:
+    p = sub.add_parser(
+        "estimate",
+        help="estimate each pipeline stage's device memory from a training config",
+        description="Model states, activations (recompute, TP/SP, flash attention, GQA, SwiGLU), "
+        "in-flight micro-batches and the last stage's logits, per pipeline stage, against the "
+        "usable device memory; every assumption is printed. Exit 1 when a stage will not fit.",
+    )
+    p.add_argument("configs", nargs="+", metavar="CONFIG", help="MindFormers YAML or launch script")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument(
+        "--devices",
+        "--worker-num",
+        type=int,
+        metavar="N",
+        dest="devices",
+        help="card count, when the config does not say",
+    )
+    p.add_argument("--msrun", metavar="CMDLINE", help="the msrun command line of the job")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the estimate here")
+    p.set_defaults(handler=cmd_estimate)
+
+
 def _add_rules(sub: Any) -> None:
     p = sub.add_parser("rules", help="list, explain and test rules")
     rules_sub = p.add_subparsers(dest="rules_command", metavar="COMMAND")
@@ -382,6 +441,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_triage(sub)
     _add_watch(sub)
     _add_check(sub)
+    _add_estimate(sub)
     _add_rules(sub)
     return parser
 
@@ -402,7 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.USAGE
     try:
         return int(handler(args))
-    except (UsageError, DiscoveryError, RuleError, SettingsError) as exc:
+    except (UsageError, DiscoveryError, RuleError, SettingsError, ConfigUnsupported) as exc:
         print(f"msrunwatch: error: {exc}", file=sys.stderr)
         return ExitCode.USAGE
     except KeyboardInterrupt:

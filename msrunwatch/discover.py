@@ -48,6 +48,8 @@ _NOT_LOGS = {
 }
 """Suffixes that are never logs, however log-like their text (READMEs quote log lines)."""
 _RANK_DIR = re.compile(r"^rank_(?P<rank>\d+)$")
+_ROTATED = re.compile(r"^(?!mindspore\.log\.\d+$).+\.log\.\d+$")
+"""A rotated-away copy (`worker_0.log.1`): an older run, not this one's second file."""
 _VERBOSITY = {"INFO": 0, "WARNING": 1, "ERROR": 2, "FATAL": 3}
 _HEADER = re.compile(rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] [A-Za-z_]+\(\d+[,:]")
 
@@ -105,6 +107,8 @@ def _classify(path: Path, parent_rank: int | None) -> tuple[FileRole, int | None
         role = sniff(head) if head else FileRole.WORKER
         return (role or FileRole.WORKER), int(m["rank"])
     if name in _GLOG_LINKS or name.startswith(".") or path.suffix.lower() in _NOT_LOGS:
+        return None
+    if _ROTATED.match(name):
         return None
     head = _head(path)
     if b"\x00" in head[:4096]:

@@ -10,6 +10,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 
 from msrunwatch.discover import LogFile, console_file, discover_target
+from msrunwatch.evaluate import Context
 from msrunwatch.model import FileFacts
 from msrunwatch.report.types import Report
 from msrunwatch.rules.matcher import LineMatcher
@@ -107,10 +108,11 @@ def triage(
     rules: Sequence[Rule],
     consoles: Sequence[str] = (),
     progress: Progress | None = None,
+    ctx: Context | None = None,
 ) -> Report:
     """Read every log of the targets and return the verdict."""
     files = find_logs(targets, consoles)
     facts = scan_all(files, rules, progress)
     warnings = [f"could not read {f.error}" for f in facts if f.error]
     run = assemble([*targets], facts)
-    return judge(run, rules, warnings)
+    return judge(run, rules, warnings, ctx)

@@ -9,6 +9,7 @@ handler does no I/O on the observer's thread.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,8 +38,20 @@ class _MarkDirty(FileSystemEventHandler):
 
 
 def start(targets: Sequence[str], dirty: DirtySet, poll: bool = False) -> BaseObserver:
-    """Watch each target directory (or a file's directory), recursively."""
-    observer: BaseObserver = PollingObserver(timeout=POLL_INTERVAL_S) if poll else Observer()
+    """Watch each target directory (or a file's directory), recursively.
+
+    When the native observer cannot start (inotify's watch limit reached, say), the
+    polling one takes over, with a warning on stderr.
+    """
+    if not poll:
+        try:
+            return _start(Observer(), targets, dirty)
+        except OSError as exc:
+            print(f"msrunwatch: warning: no file events ({exc}); polling instead", file=sys.stderr)
+    return _start(PollingObserver(timeout=POLL_INTERVAL_S), targets, dirty)
+
+
+def _start(observer: BaseObserver, targets: Sequence[str], dirty: DirtySet) -> BaseObserver:
     handler = _MarkDirty(dirty)
     watched: set[Path] = set()
     for target in targets:

@@ -222,13 +222,16 @@ class LiveRun:
         return update
 
     def _new_findings(self, report: Report) -> tuple[Finding, ...]:
-        """Findings not seen before, or seen on fewer ranks: each is announced once per change."""
-        fresh = []
+        """Findings not seen before, or spread to more ranks; a finding the current report no
+        longer has is forgotten, so a restarted run failing the same way is announced again."""
+        fresh, current = [], {}
         for f in report.findings:
             key = (f.rule, f.fingerprint)
-            if self._seen.get(key) != f.ranks:
+            before = self._seen.get(key)
+            if before is None or not set(f.ranks) <= set(before):
                 fresh.append(f)
-                self._seen[key] = f.ranks
+            current[key] = f.ranks
+        self._seen = current
         return tuple(fresh)
 
     def _status_changes(self, report: Report) -> tuple[tuple[int, Status | None, Status], ...]:

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+HEAD = 64
+"""Bytes of a file's start kept to notice it was rewritten (truncated, then grown again)."""
+
 
 class Change(StrEnum):
     """What happened to a file since the last read, besides growing."""
@@ -45,6 +48,10 @@ class FileTail:
         self.offset = 0
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
+        self._gone = False
+        """The file was seen deleted: if the path comes back, it is another file."""
+        self._head = b""
+        """The file's first bytes: rewritten from the start, they change."""
 
     def close(self) -> None:
         """Release the descriptor."""
@@ -58,7 +65,7 @@ class FileTail:
         except OSError:
             return None
         st = os.fstat(fd)
-        self._fd, self._identity, self.offset = fd, (st.st_dev, st.st_ino), 0
+        self._fd, self._identity, self.offset, self._head = fd, (st.st_dev, st.st_ino), 0, b""
         return st
 
     def read(self, max_bytes: int) -> Read:
@@ -77,9 +84,11 @@ class FileTail:
                 return Read(left, Change.NONE, self.offset)
             self.close()
             if st is None:
+                self._gone = True
                 return Read(b"", Change.DELETED)
             change = Change.REPLACED
         elif st is None:
+            self._gone = self._gone or self._identity is not None or self.offset > 0
             return Read(b"", Change.DELETED)
         else:
             change = Change.NONE
@@ -88,11 +97,19 @@ class FileTail:
             if opened is None:
                 return Read(b"", Change.DELETED)
             st = opened
-        elif st.st_size < self.offset:
-            self.offset = 0
+            if self._gone:
+                change, self._gone = Change.REPLACED, False
+        elif st.st_size < self.offset or not self._same_head():
+            self.offset, self._head = 0, b""
             change = Change.TRUNCATED
         data = self._pread(min(max_bytes, st.st_size - self.offset))
         return Read(data, change, st.st_size, st.st_mtime)
+
+    def _same_head(self) -> bool:
+        """Whether the file still starts as it did (a rewrite from the start changes it)."""
+        if not self._head or self._fd is None:
+            return True
+        return os.pread(self._fd, len(self._head), 0) == self._head
 
     def _drain(self, max_bytes: int) -> bytes:
         """What the open (old) file holds past the offset."""
@@ -104,5 +121,9 @@ class FileTail:
         if n <= 0 or self._fd is None:
             return b""
         data = os.pread(self._fd, n, self.offset)
+        if self.offset < HEAD and len(self._head) < HEAD:
+            self._head = (
+                (self._head + data)[:HEAD] if self.offset == len(self._head) else self._head
+            )
         self.offset += len(data)
         return data

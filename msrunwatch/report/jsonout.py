@@ -18,6 +18,10 @@ def _number(value: float | None) -> float | None:
     return value
 
 
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
 def memory(m: MemorySummary | None) -> dict[str, Any] | None:
     if m is None:
         return None
@@ -84,6 +88,13 @@ def rank(r: RankReport) -> dict[str, Any]:
         "last_time": iso(r.last_time),
         "lines": r.lines,
         "exit_code": r.exit_code,
+        "estimate": None
+        if r.estimate is None
+        else {
+            "stage": r.estimate.stage,
+            "used_mb": _round(r.estimate.used_mb),
+            "actual_mb": _round(r.estimate.actual_mb),
+        },
     }
 
 

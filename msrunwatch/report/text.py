@@ -43,6 +43,8 @@ def _columns(ranks: Sequence[RankReport]) -> list[Column]:
             ("LIMIT MB", lambda r: fmt.megabytes(r.memory.used_mb if r.memory else None), True),
             ("DEVICE MB", lambda r: fmt.megabytes(r.memory.device_mb if r.memory else None), True),
         ]
+    if any(r.estimate is not None for r in ranks):
+        columns.append(("EST MB", _estimate, True))
     if any(r.exit_code is not None for r in ranks):
         columns.append(("EXIT", lambda r: "-" if r.exit_code is None else str(r.exit_code), True))
     columns += [
@@ -50,6 +52,13 @@ def _columns(ranks: Sequence[RankReport]) -> list[Column]:
         ("FIRST ERROR", fmt.first_error, False),
     ]
     return columns
+
+
+def _estimate(r: RankReport) -> str:
+    e = r.estimate
+    if e is None or e.used_mb is None:
+        return "-"
+    return f"{e.used_mb:.0f} (s{e.stage})"
 
 
 def _visible(report: Report, show_all: bool) -> tuple[list[RankReport], str]:

@@ -76,6 +76,15 @@ class FirstError:
 
 
 @dataclass(frozen=True, slots=True)
+class RankEstimate:
+    """What the config's memory estimate expects of a rank's stage."""
+
+    stage: int
+    used_mb: float | None
+    actual_mb: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class RankReport:
     """One rank's line in the report."""
 
@@ -94,6 +103,8 @@ class RankReport:
     last_time: float | None = None
     lines: int = 0
     exit_code: int | None = None
+    estimate: RankEstimate | None = None
+    """Given a config: the estimate for this rank's pipeline stage."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,6 +145,18 @@ CONFIG = {
     "estimated_used_mb": "the memory estimate's largest per-stage peak, without fragments (MiB)",
     "estimated_actual_mb": "the same with fragmentation (MiB)",
     "estimated_stage": "the pipeline stage with the largest estimated peak",
+    "estimate_complete": "the estimate had every input it needs for every stage",
+    # read but not normalised further
+    "mode": "MindFormers context.mode (0 graph, 1 PyNative)",
+    "compute_dtype": "MindFormers model_config.compute_dtype (bf16, fp16, fp32)",
+    "pipeline_stages": "MindFormers parallel.pipeline_stages, when written by hand",
+    "master_addr": "msrun --master_addr / torchrun --master_addr",
+    "log_dir": "msrun --log_dir (where worker_<N>.log files go)",
+    "join": "msrun --join (False: msrun returns at once, the logs must be tailed)",
+    "sim_rank_id": "msrun --sim_rank_id (DryRun of one rank)",
+    "stray_args": "list: words in the training arguments that no flag takes",
+    "qkv_bias": "bias on the QKV projection (--add-qkv-bias / qkv_has_bias)",
+    "use_legacy": "MindFormers use_legacy (False: the mcore path)",
 }
 """Config scope: normalised training settings; see `msrunwatch.config`. Derived values
 (world-dependent dp, micro-batches, layers per stage) are added by `msrunwatch.config.derive`."""

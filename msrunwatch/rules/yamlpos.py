@@ -52,6 +52,9 @@ def _walk(node: yaml.Node, path: Path_, pos: Positions) -> None:
     if isinstance(node, yaml.MappingNode):
         seen: set[Any] = set()
         for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                line, col = _mark(key_node)
+                raise YamlError("a mapping key must be a plain value", line, col)
             key = key_node.value
             if key in seen:
                 line, col = _mark(key_node)
