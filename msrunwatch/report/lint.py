@@ -17,6 +17,8 @@ def render(report: Report, rules: Sequence[Rule]) -> str:
         where = fmt.where(first) if first else (report.log_dirs[0] if report.log_dirs else "-")
         about = f" [{fmt.ranks_text(f.ranks)}]" if f.ranks else ""
         out.append(f"{where}: {f.severity.value} {f.rule}: {f.message}{about}")
+        if first is not None and first.log_dir is None and f.hint:
+            out.append(f"    hint: {f.hint}")  # a config finding: the hint names values that work
     counts = {
         s: sum(1 for f in report.findings if f.severity.value == s)
         for s in ("error", "warning", "info")

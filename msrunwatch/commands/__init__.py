@@ -1,0 +1,1 @@
+"""The subcommands: each module holds its parser and its handler."""

@@ -1,0 +1,116 @@
+"""What every subcommand shares: options for rules and settings, output, usage errors."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from msrunwatch.rules.model import Rule
+from msrunwatch.settings import Settings
+
+PROGRESS_BYTES = 256 << 20
+"""Show reading progress on a terminal when the input is larger than this."""
+
+
+class UsageError(Exception):
+    """Bad input the user can fix; printed as one line, exit code 2."""
+
+
+def progress_printer(stream: Any) -> Callable[[int, int, int, int], None] | None:
+    """A reading-progress line on a terminal, for inputs of hundreds of MB."""
+    if not getattr(stream, "isatty", lambda: False)():
+        return None
+
+    def show(done: int, files: int, read: int, total: int) -> None:
+        if total < PROGRESS_BYTES:
+            return
+        end = "\n" if done == files else ""
+        print(
+            f"\rmsrunwatch: read {done}/{files} files, {read >> 20}/{total >> 20} MB",
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
+
+
+def use_color(choice: str, stream: Any) -> bool:
+    """--color auto|always|never, honouring NO_COLOR."""
+    if choice == "always":
+        return True
+    if choice == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+def write(text: str, output: str | None) -> None:
+    """Print, or write to --output (never a traceback on a bad path)."""
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror}") from None
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The settings file (found or given) with the command-line options on top."""
+    from msrunwatch import settings
+
+    base = settings.read_file(Path(args.settings)) if args.settings else settings.find(Path.cwd())
+    return settings.merge(
+        base,
+        args.rules or (),
+        args.select or (),
+        args.ignore or (),
+        args.severity or (),
+        getattr(args, "fail_on", None),
+    )
+
+
+def rules_of(args: argparse.Namespace) -> list[Rule]:
+    """The rules the command runs."""
+    from msrunwatch.settings import rule_set
+
+    return rule_set(settings_of(args))
+
+
+def rule_options(parser: argparse.ArgumentParser) -> None:
+    """--rules, --select, --ignore, --severity, --settings."""
+    group = parser.add_argument_group("rules")
+    group.add_argument(
+        "--rules",
+        action="append",
+        metavar="PATH",
+        help="extra rule files or directories; a rule with a built-in id replaces it",
+    )
+    group.add_argument(
+        "--select",
+        action="append",
+        metavar="IDS",
+        help="only these rule ids or categories (comma-separated)",
+    )
+    group.add_argument(
+        "--ignore",
+        action="append",
+        metavar="IDS",
+        help="skip these rule ids or categories (comma-separated)",
+    )
+    group.add_argument(
+        "--severity",
+        action="append",
+        metavar="ID=LEVEL",
+        help="override a rule's (or category's) severity",
+    )
+    group.add_argument(
+        "--settings",
+        metavar="FILE",
+        help="settings file (default: msrunwatch.yaml or [tool.msrunwatch] in "
+        "pyproject.toml, from the working directory up)",
+    )
