@@ -1,0 +1,98 @@
+"""What lexed bash text is made of: parts, words and commands, each with its position."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+
+
+class ShellSyntaxError(Exception):
+    """Text bash itself could not parse; `line` is 1-based."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """Literal text on one line; `quoted` text is never split into words."""
+
+    text: str
+    line: int
+    col: int
+    quoted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """`$NAME`, `${NAME}` or `${NAME<op><arg>}`; op is '' or one of PARAM_OPS or '#'."""
+
+    name: str
+    op: str
+    arg: tuple[Part, ...]
+    raw: str
+    line: int
+    col: int
+    quoted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Arith:
+    """`$((expression))`; parts are the expression with its `$` forms."""
+
+    parts: tuple[Part, ...]
+    raw: str
+    line: int
+    col: int
+    quoted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """A form that is not evaluated (`$(cmd)`, arrays, `$1`...), with the reason."""
+
+    raw: str
+    reason: str
+    line: int
+    col: int
+    quoted: bool
+
+
+Part = Lit | Param | Arith | Opaque
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One shell word as written: its parts, in order."""
+
+    parts: tuple[Part, ...]
+    line: int
+    col: int
+
+    def literal(self) -> str | None:
+        """The word's text if it is one unquoted literal (a command name, a keyword)."""
+        if len(self.parts) == 1 and isinstance(self.parts[0], Lit) and not self.parts[0].quoted:
+            return self.parts[0].text
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A simple command (possibly empty) and the operator that ended it."""
+
+    words: tuple[Word, ...]
+    line: int
+    end: str
+    """'\\n', ';', ';;', '&&', '||', '|', '&', '(', ')' or '' at the end of the text."""
+
+
+def advance(line: int, col: int, text: str) -> tuple[int, int]:
+    """The position just after text that starts at (line, col)."""
+    newlines = text.count("\n")
+    if newlines:
+        return line + newlines, len(text) - text.rfind("\n")
+    return line, col + len(text)

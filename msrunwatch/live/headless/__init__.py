@@ -1,0 +1,33 @@
+"""Headless live mode: JSON-lines events, Prometheus metrics and a hook, one instance per node.
+
+`msrunwatch watch DIR... --headless` runs the live engine without a screen. Every tick
+(0.25 s, sooner when the file watcher saw a change) it writes what changed as one JSON
+object per line, flushed, to stdout or `--events FILE`; `--metrics-port` serves the
+run's state for Prometheus; `--on-finding CMD` runs a command per new error finding; and
+`--exit-when-done` ends with triage's exit code once every rank has ended. Nothing is
+ever written into the watched directories.
+
+`loop` drives the ticks, `events` documents and writes the event lines, `metrics` the
+Prometheus metrics, and `hooks` runs --on-finding; `signals` turns SIGINT and SIGTERM into a stop.
+"""
+
+from __future__ import annotations
+
+from msrunwatch.live.headless.events import SCHEMA
+from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, HOOK_WORKERS
+from msrunwatch.live.headless.loop import MIN_GAP_S, RUNNING, TICK_S, Headless
+from msrunwatch.live.headless.metrics import OUTCOMES, RunCollector
+from msrunwatch.live.headless.signals import REPEAT_S
+
+__all__ = [
+    "HOOK_TIMEOUT_S",
+    "HOOK_WORKERS",
+    "MIN_GAP_S",
+    "OUTCOMES",
+    "REPEAT_S",
+    "RUNNING",
+    "SCHEMA",
+    "TICK_S",
+    "Headless",
+    "RunCollector",
+]

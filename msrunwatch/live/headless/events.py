@@ -1,0 +1,142 @@
+"""Write headless mode's events, one JSON object per line, flushed.
+
+Events (schema 1). Every event has "event", "time" (the wall clock when it was written,
+ISO 8601 in UTC) and "schema": 1; a payload's own log time, where the JSON report calls
+it "time", is renamed "log_time" (the log's clock, no zone, as in the JSON report).
+
+=============  ================================================================
+event          payload
+=============  ================================================================
+start          targets, consoles, version, host, pid, poll, metrics (URL or null)
+rank_status    rank, status, previous (null for a new rank), reason, file, log_dir
+finding        the JSON report's finding (rule, category, severity, ranks, ...),
+               log_time, spread (true when an announced finding reached more ranks)
+root_cause     the JSON report's root_cause, log_time, cleared: false; or only
+               cleared: true when a restarted run no longer has one
+restarted      file (relative to its log directory): truncated or replaced
+caught_up      files, ranks, bytes_read: everything present at start was read
+done           outcome, exit_code, reason ("done", "interrupted", "terminated"),
+               statuses (rank count per status)
+=============  ================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+SCHEMA = 1
+"""Version of the event lines; bumped only when a field changes meaning or disappears."""
+
+
+class PipeClosed(Exception):
+    """The reader of stdout went away: end quietly."""
+
+
+def iso_now(seconds: float) -> str:
+    """A wall-clock time as ISO 8601 in UTC, to the millisecond."""
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
+
+
+def relabel_time(payload: dict[str, Any]) -> dict[str, Any]:
+    """The report's log time as "log_time": "time" is the event's wall clock."""
+    return {("log_time" if key == "time" else key): value for key, value in payload.items()}
+
+
+class EventStream:
+    """Where the event lines go: a given stream, stdout, or an --events file it owns."""
+
+    def __init__(self, clock: Callable[[], float], err: TextIO) -> None:
+        self.clock, self.err = clock, err
+        self.out: TextIO | None = None
+        self._owns_out = False
+        self._write_failed = False
+
+    def open(
+        self,
+        given: TextIO | None,
+        events: str | None,
+        watched: Iterable[str],
+        usage_error: type[Exception],
+    ) -> None:
+        """Write to `given`, else to stdout or FILE; FILE may not be inside `watched`."""
+        if given is not None:
+            self.out = given
+        elif not events or events == "-":
+            self.out = sys.stdout
+        else:
+            self.out = _open_file(events, watched, usage_error)
+            self._owns_out = True
+
+    def close(self) -> None:
+        """Close an --events file (never a stream it was given, nor stdout)."""
+        if self._owns_out and self.out is not None:
+            self.out.close()
+            self._owns_out = False
+
+    def emit(self, event: str, **payload: Any) -> dict[str, Any]:
+        """Write one event; returns the record as written."""
+        record: dict[str, Any] = {
+            "event": event,
+            "time": iso_now(self.clock()),
+            "schema": SCHEMA,
+            **payload,
+        }
+        self._write(record)
+        return record
+
+    def _write(self, record: dict[str, Any]) -> None:
+        """One line, flushed; a closed pipe ends the run, another error only warns once."""
+        out = self.out
+        if out is None or self._write_failed:
+            return
+        line = json.dumps(record, ensure_ascii=False, allow_nan=False, default=_plain) + "\n"
+        try:
+            out.write(line)
+            out.flush()
+        except BrokenPipeError:
+            if out is sys.stdout:
+                _silence_stdout()
+            raise PipeClosed from None
+        except OSError as exc:
+            self._write_failed = True
+            print(f"msrunwatch: warning: cannot write events: {exc.strerror}", file=self.err)
+
+
+def _open_file(events: str, watched: Iterable[str], usage_error: type[Exception]) -> TextIO:
+    """Open --events FILE to append, line-buffered, unless it is in a watched directory."""
+    path = Path(events).resolve()
+    for target in watched:
+        root = Path(target).resolve()
+        directory = root if root.is_dir() else root.parent
+        if path.is_relative_to(directory):
+            raise usage_error(
+                f"--events {events} is inside the watched directory {directory}; "
+                "msrunwatch never writes there"
+            )
+    try:
+        return open(path, "a", encoding="utf-8", buffering=1)
+    except OSError as exc:
+        raise usage_error(f"cannot write {events}: {exc.strerror}") from None
+
+
+def _plain(value: Any) -> Any:
+    """JSON for what the report's dicts may still hold (they hold plain data today)."""
+    if isinstance(value, tuple | set | frozenset):
+        return list(value)
+    return str(value)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush does not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,120 @@
+"""Run --on-finding's command once per new error finding, off the tick thread."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import signal
+import subprocess
+import threading
+from typing import Any, TextIO
+
+from msrunwatch.model import Severity
+from msrunwatch.report.types import Finding
+
+HOOK_TIMEOUT_S = 60.0
+"""An --on-finding command running longer than this is killed."""
+HOOK_WORKERS = 4
+
+
+class Hook:
+    """Runs --on-finding's command per new error finding, off the tick thread."""
+
+    def __init__(self, command: str, err: TextIO, timeout_s: float = HOOK_TIMEOUT_S) -> None:
+        self.command, self.err, self.timeout_s = command, err, timeout_s
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            HOOK_WORKERS, thread_name_prefix="msrunwatch-hook"
+        )
+        self._ran: set[tuple[str, str]] = set()
+        self._running: set[subprocess.Popen[bytes]] = set()
+        self._lock = threading.Lock()
+        self.futures: list[concurrent.futures.Future[None]] = []
+
+    def submit(self, finding: Finding, event: dict[str, Any]) -> None:
+        """Queue the command for an error finding not seen before, its event on stdin."""
+        key = (finding.rule, finding.fingerprint)
+        if finding.severity is not Severity.ERROR or key in self._ran:
+            return
+        self._ran.add(key)
+        data = (json.dumps(event, ensure_ascii=False) + "\n").encode()
+        self.futures.append(self._pool.submit(self._run, finding.rule, data, _env(finding)))
+
+    def _run(self, rule: str, data: bytes, env: dict[str, str]) -> None:
+        proc = self._spawn(rule, env)
+        if proc is None:
+            return
+        with self._lock:
+            self._running.add(proc)
+        try:
+            self._communicate(rule, proc, data)
+        finally:
+            with self._lock:
+                self._running.discard(proc)
+
+    def _spawn(self, rule: str, env: dict[str, str]) -> subprocess.Popen[bytes] | None:
+        """Start the command in its own session, so a timeout kills all it started."""
+        try:
+            return subprocess.Popen(
+                self.command,
+                shell=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            self._warn(rule, f"cannot start: {exc.strerror}")
+            return None
+
+    def _communicate(self, rule: str, proc: subprocess.Popen[bytes], data: bytes) -> None:
+        """Feed the event, wait up to the timeout, and warn about a failure."""
+        try:
+            _, stderr = proc.communicate(data, timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            proc.communicate()
+            self._warn(rule, f"killed after {self.timeout_s:g} s")
+            return
+        if proc.returncode:
+            last = stderr.decode(errors="replace").strip().splitlines()[-1:]
+            why = f"exit code {proc.returncode}" if proc.returncode > 0 else "killed"
+            self._warn(rule, why + (f": {last[0][:200]}" if last else ""))
+
+    def _warn(self, rule: str, why: str) -> None:
+        with self._lock:
+            try:
+                print(f"msrunwatch: warning: --on-finding for {rule}: {why}", file=self.err)
+                self.err.flush()
+            except (OSError, ValueError):
+                pass
+
+    def close(self, wait: bool) -> None:
+        """Wait for the commands (each bounded by the timeout), or stop them now."""
+        if not wait:
+            with self._lock:
+                running = list(self._running)
+            for proc in running:
+                _kill(proc)
+        self._pool.shutdown(wait=wait, cancel_futures=not wait)
+
+
+def _env(finding: Finding) -> dict[str, str]:
+    """The process environment plus the finding's MSRUNWATCH_* variables."""
+    return {
+        **os.environ,
+        "MSRUNWATCH_RULE": finding.rule,
+        "MSRUNWATCH_CATEGORY": finding.category,
+        "MSRUNWATCH_SEVERITY": finding.severity.value,
+        "MSRUNWATCH_RANKS": ",".join(str(n) for n in finding.ranks),
+        "MSRUNWATCH_MESSAGE": finding.message,
+    }
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the command's whole process group (it has its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()

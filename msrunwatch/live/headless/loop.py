@@ -1,0 +1,274 @@
+"""The headless tick loop: read the run, emit what changed, update the metrics, stop cleanly."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import sys
+import time
+from typing import Any, TextIO
+from wsgiref.simple_server import WSGIServer
+
+from prometheus_client import CollectorRegistry
+
+from msrunwatch import __version__
+from msrunwatch.exit_codes import ExitCode
+from msrunwatch.live.headless.events import EventStream, PipeClosed, relabel_time
+from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, Hook
+from msrunwatch.live.headless.metrics import RunCollector, Snapshot, serve
+from msrunwatch.live.headless.signals import StopSignals
+from msrunwatch.live.run import LiveRun, Update
+from msrunwatch.model import Status
+from msrunwatch.report import jsonout
+from msrunwatch.report.types import Report
+
+TICK_S = 0.25
+"""Longest wait between two ticks."""
+MIN_GAP_S = 0.1
+"""Shortest wait between two ticks: a busy log must not make the loop spin."""
+RUNNING = frozenset({Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED})
+"""Statuses of a rank that has not ended yet."""
+
+
+class Headless:
+    """The headless loop over a LiveRun: `run()` for the command, `step()` for tests."""
+
+    def __init__(
+        self,
+        live: LiveRun,
+        args: argparse.Namespace,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        tick_s: float = TICK_S,
+        hook_timeout_s: float = HOOK_TIMEOUT_S,
+    ) -> None:
+        self.live, self.args = live, args
+        self.clock = live.clock
+        self.tick_s = tick_s
+        self.err = err or sys.stderr
+        self.exit_when_done = bool(getattr(args, "exit_when_done", False))
+        self._given_out = out
+        self.events = EventStream(self.clock, self.err)
+        self._hook_timeout_s = hook_timeout_s
+        self.hook: Hook | None = None
+        self.collector = RunCollector(self.clock)
+        self.registry = CollectorRegistry()
+        self.registry.register(self.collector)
+        self.server: WSGIServer | None = None
+        self.metrics_url: str | None = None
+        self.report: Report | None = None
+        self._bytes = 0
+        self._silence: dict[int, float] = {}
+        self._silence_at = 0.0
+        self._cause: tuple[Any, ...] | None = None
+        self._announced: set[tuple[str, str]] = set()
+        self._ranks_before: dict[tuple[str, str], frozenset[int]] = {}
+        """Each finding's ranks in the last report: a finding is news when it has more."""
+        self._caught_up = False
+        self._stop = StopSignals(lambda: self.live.dirty.wake.set())
+        self._started = False
+
+    # -- setup and teardown
+
+    def start(self) -> None:
+        """Open the event stream, serve metrics and write the start event."""
+        from msrunwatch.commands.common import UsageError
+
+        if self._started:
+            return
+        self._started = True
+        watched = (*self.live.targets, *self.live.consoles)
+        events = getattr(self.args, "events", None)
+        self.events.open(self._given_out, events, watched, UsageError)
+        port = getattr(self.args, "metrics_port", None)
+        if port is not None:
+            self._serve_metrics(port, UsageError)
+        command = getattr(self.args, "on_finding", None)
+        if command:
+            self.hook = Hook(command, self.err, self._hook_timeout_s)
+        self.events.emit(
+            "start",
+            targets=list(self.live.targets),
+            consoles=list(self.live.consoles),
+            version=__version__,
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            poll=bool(getattr(self.args, "poll", False)),
+            metrics=self.metrics_url,
+        )
+
+    def _serve_metrics(self, port: Any, usage_error: type[Exception]) -> None:
+        """Serve --metrics-port on --metrics-addr; a port in use is a usage error."""
+        addr = getattr(self.args, "metrics_addr", None) or "0.0.0.0"
+        try:
+            self.server, self.metrics_url = serve(self.registry, addr, int(port))
+        except OSError as exc:
+            raise usage_error(
+                f"cannot serve metrics on {addr}:{port}: {exc.strerror or exc}"
+            ) from None
+
+    def close(self, wait_for_hooks: bool = True) -> None:
+        """Stop the metrics server and the hook, close an events file."""
+        if self.hook is not None:
+            self.hook.close(wait_for_hooks)
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+        self.events.close()
+
+    # -- one tick
+
+    def step(self) -> int | None:
+        """One tick: read, write what changed, update the metrics.
+
+        Returns the exit code when --exit-when-done is given and every rank has ended.
+        """
+        if not self._started:
+            self.start()
+        update = self.live.tick()
+        self._publish(update)
+        if self.exit_when_done and self.done(update):
+            return int(ExitCode.FINDINGS if update.report.has_errors else ExitCode.OK)
+        return None
+
+    def done(self, update: Update) -> bool:
+        """Caught up, at least one rank, and none still starting, compiling, training or stalled."""
+        ranks = update.report.ranks
+        return update.caught_up and bool(ranks) and all(r.status not in RUNNING for r in ranks)
+
+    def _publish(self, update: Update) -> None:
+        """Emit the tick's events in order and replace the metrics snapshot."""
+        report = update.report
+        judged = report is not self.report
+        self.report = report
+        self._bytes += update.bytes_read
+        for rel in update.restarted:
+            self.events.emit("restarted", file=rel)
+        if judged:
+            self._silence, self._silence_at = dict(update.silence), update.time
+        self._emit_statuses(update)
+        self._emit_findings(update)
+        if judged:
+            self._ranks_before = {
+                (f.rule, f.fingerprint): frozenset(f.ranks) for f in report.findings
+            }
+            self._root_cause(report)
+        files = len(self.live.paths())
+        self.collector.snapshot = Snapshot(
+            report, self._silence, self._silence_at, self._bytes, files, update.caught_up
+        )
+        if update.caught_up and not self._caught_up:
+            self._caught_up = True
+            self.events.emit(
+                "caught_up",
+                files=len(self.live.paths()),
+                ranks=len(report.ranks),
+                bytes_read=self._bytes,
+            )
+
+    def _emit_statuses(self, update: Update) -> None:
+        """One rank_status event per rank that appeared or changed status."""
+        by_rank = {r.rank: r for r in update.report.ranks}
+        for rank, before, after in update.status_changes:
+            r = by_rank.get(rank)
+            self.events.emit(
+                "rank_status",
+                rank=rank,
+                status=after.value,
+                previous=before.value if before is not None else None,
+                reason=r.status_reason if r else "",
+                file=r.file if r else None,
+                log_dir=r.log_dir if r else None,
+            )
+
+    def _emit_findings(self, update: Update) -> None:
+        """A finding event per new finding (or one on more ranks), and its hook."""
+        for f in update.new_findings:
+            key = (f.rule, f.fingerprint)
+            had = self._ranks_before.get(key)
+            if had is not None and had.issuperset(f.ranks):
+                continue  # fewer ranks than before (a restarted log): nothing new to say
+            record = self.events.emit(
+                "finding", **relabel_time(jsonout.finding(f)), spread=key in self._announced
+            )
+            self._announced.add(key)
+            if self.hook is not None:
+                self.hook.submit(f, record)
+
+    def _root_cause(self, report: Report) -> None:
+        """A root_cause event when the root cause appears, changes or is cleared."""
+        c = report.root_cause
+        key = None if c is None else (c.rule, c.category, c.ranks, c.log_dir, c.file, c.line)
+        if key == self._cause:
+            return
+        had = self._cause is not None
+        self._cause = key
+        payload = jsonout.root_cause(c)
+        if payload is not None:
+            self.events.emit("root_cause", **relabel_time(payload), cleared=False)
+        elif had:
+            self.events.emit("root_cause", cleared=True)
+
+    # -- the command
+
+    def run(self) -> int:
+        """Tick until done (--exit-when-done), Ctrl+C or SIGTERM; returns the exit code."""
+        try:
+            self.start()
+            with self._stop.installed():
+                code, reason = self._ticks()
+                self._finish(code, reason)
+        except PipeClosed:
+            self.close(wait_for_hooks=False)
+            return int(ExitCode.OK)
+        except BaseException:
+            self.close(wait_for_hooks=False)
+            raise
+        self.close(wait_for_hooks=reason == "done")
+        return code
+
+    def _ticks(self) -> tuple[int, str]:
+        """Step until an exit code: done, a stop signal, or a second Ctrl+C."""
+        code: int | None = None
+        try:
+            while code is None:
+                code = self.step()
+                if code is None and self._stop.signum is None:
+                    self._wait()
+                if code is None and self._stop.signum is not None:
+                    signum = self._stop.signum
+                    reason = "interrupted" if signum == signal.SIGINT else "terminated"
+                    return 128 + signum, reason
+        except KeyboardInterrupt:
+            return int(ExitCode.INTERRUPTED), "interrupted"
+        return code, "done"
+
+    def _finish(self, code: int, reason: str) -> None:
+        """The done event: outcome, exit code, why, and the ranks per status."""
+        report = self.report
+        statuses: dict[str, int] = {}
+        for r in report.ranks if report else ():
+            statuses[r.status.value] = statuses.get(r.status.value, 0) + 1
+        self.events.emit(
+            "done",
+            outcome=report.outcome if report else None,
+            exit_code=code,
+            reason=reason,
+            statuses=statuses,
+        )
+
+    def _wait(self) -> None:
+        """Until the next tick: no wait while catching up, else MIN_GAP_S to TICK_S."""
+        if self._behind():
+            return
+        gap = min(MIN_GAP_S, self.tick_s)
+        time.sleep(gap)  # a floor, so a busy log does not make the loop spin
+        if self._stop.signum is None:
+            self.live.dirty.wake.wait(max(self.tick_s - gap, 0.0))
+
+    def _behind(self) -> bool:
+        snap = self.collector.snapshot
+        return snap.report is not None and not snap.caught_up
