@@ -22,6 +22,11 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def world_of(config: TrainingConfig, devices: int | None) -> int | None:
+    """The card count: --devices, else what the config says (world, or nodes x per node)."""
+    return _world(config, devices)
+
+
 def _world(config: TrainingConfig, devices: int | None) -> int | None:
     if devices is not None:
         return devices

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from msrunwatch.config.derive import derive, with_world
+from msrunwatch.config.derive import derive, with_world, world_of
 from msrunwatch.config.memory import Estimate, estimate
 from msrunwatch.config.model import TrainingConfig
 from msrunwatch.evaluate import Context
@@ -105,7 +105,7 @@ def triage_with_config(
     config = configs[0]
     ctx = context_for(config, world)
     report = triage(logs, rules, consoles, ctx=ctx)
-    est = estimate(with_world(config, world))
+    est = estimate(with_world(config, world_of(config, world)))
     stage_of = ctx.stage_of or (lambda rank: 0)
     report = replace(report, ranks=tuple(_with_estimate(r, est, stage_of) for r in report.ranks))
     gaps = _gaps(report, est, stage_of)

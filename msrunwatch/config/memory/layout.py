@@ -162,12 +162,13 @@ def _per_stage(raw: object, layers: tuple[int, ...], name: str, notes: Notes) ->
     if isinstance(raw, dict):
         notes.assume(f"{name} op patterns: taken as whole-layer counts (unvalidated)")
         per_pattern = [_per_stage(v, layers, name, notes) for v in raw.values()]
-        return tuple(max(c) for c in zip(*per_pattern, strict=True)) if per_pattern else layers
+        zeros = tuple(0 for _ in layers)
+        return tuple(max(c) for c in zip(*per_pattern, strict=True)) if per_pattern else zeros
     counts = _stage_counts(raw, len(layers))
     if counts is None:
         notes.assume(f"{name} {raw!r}: taken as every layer (unvalidated)")
         return layers
-    return tuple(min(c, n) for c, n in zip(counts, layers, strict=True))
+    return tuple(max(0, min(c, n)) for c, n in zip(counts, layers, strict=True))
 
 
 def _stage_counts(raw: object, pp: int) -> list[int] | None:
