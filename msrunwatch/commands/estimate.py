@@ -13,12 +13,13 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     """Estimate each pipeline stage's device memory from training configs."""
     import json
 
-    from msrunwatch.config.derive import with_world
+    from msrunwatch.config.derive import with_world, world_of
     from msrunwatch.config.lint import read_all
     from msrunwatch.config.memory import estimate
     from msrunwatch.report import estimate as render
 
-    estimates = [estimate(with_world(c, args.devices)) for c in read_all(args.configs, args.msrun)]
+    configs = read_all(args.configs, args.msrun)
+    estimates = [estimate(with_world(c, world_of(c, args.devices))) for c in configs]
     if args.format == "json":
         out = json.dumps([render.to_dict(e) for e in estimates], indent=2) + "\n"
     else:

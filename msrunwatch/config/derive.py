@@ -14,6 +14,7 @@ from msrunwatch.config.memory import estimate
 from msrunwatch.config.model import TrainingConfig, Value
 
 DEGREES = ("tp", "pp", "cp", "ep", "vpp")
+ESTIMATED = ("stage_layers", "estimated_used_mb", "estimated_actual_mb", "estimated_stage")
 DEVICE_MB = 65536
 """A 64 GB Ascend card, as MindSpore reports it (`Device MOC memory size: 65536M`)."""
 
@@ -65,17 +66,21 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
 def derive(config: TrainingConfig, devices: int | None = None) -> dict[str, Any]:
     """Every variable of the config scope, known or None."""
     env: dict[str, Any] = {name: v.value for name, v in config.values.items()}
+    unresolved = {n: v.unresolved for n, v in config.values.items() if v.unresolved}
     for name in DEGREES:
-        if _int(env.get(name)) is None:
-            env[name] = 1
+        if _int(env.get(name)) is None and name not in unresolved:
+            env[name] = 1  # not set at all: the framework's default
+    env["unresolved"] = [f"{n}: {why}" for n, why in unresolved.items()]
+    env["unresolved_names"] = sorted(unresolved)
     env["framework"] = env.get("framework") or config.kind
     world = _world(config, devices)
     env["world"] = world
-    model = env["tp"] * env["pp"] * env["cp"]
+    tp, pp, cp = (_int(env.get(name)) for name in ("tp", "pp", "cp"))
+    model = tp * pp * cp if tp and pp and cp else None
     if env["framework"] != "mindformers" or _int(env.get("dp")) is None:
         env["dp"] = _divide(world, model)
     env["model_size"] = model
-    env["product"] = _int(env.get("dp")) and env["dp"] * model
+    env["product"] = env["dp"] * model if _int(env.get("dp")) and model else None
     env["suggested_dp"] = _divide(world, model)
     mbs, gbs, dp = _int(env.get("mbs")), _int(env.get("gbs")), _int(env.get("dp"))
     if env["framework"] != "mindformers":
@@ -85,7 +90,11 @@ def derive(config: TrainingConfig, devices: int | None = None) -> dict[str, Any]
     env["num_kv_heads"] = env.get("num_kv_heads") or env.get("num_heads")
     env["device_memory_mb"] = env.get("device_memory_mb") or DEVICE_MB
     env["limit_mb"] = env.get("max_device_memory_mb") or env["device_memory_mb"]
-    env.update(_estimated(config, world))
+    if not any(name in unresolved for name in (*DEGREES, "world", "mbs", "seq_length")):
+        env.update(_estimated(config, world))
+    else:  # an estimate on guessed degrees would be wrong: say nothing about memory
+        env.update(dict.fromkeys(ESTIMATED))
+        env["estimate_complete"] = False
     env["nnodes"] = env.get("nnodes") or (
         _divide(world, _int(env.get("local_worker_num"))) if world else None
     )

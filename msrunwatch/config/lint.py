@@ -29,16 +29,20 @@ class ConfigUnsupported(Exception):
     """A config file that cannot be read as a training config (exit code 2)."""
 
 
-def _place(config: TrainingConfig, rule: Rule) -> Source | None:
+def _place(config: TrainingConfig, rule: Rule, env: dict[str, Any]) -> Source | None:
+    """The first `at` setting the config wrote; a `*_names` variable stands for its names."""
     for name in rule.at:
-        source = config.where(name)
-        if source is not None:
-            return source
+        value = env.get(name)
+        names = value if name.endswith("_names") and isinstance(value, list) else [name]
+        for candidate in names:
+            source = config.where(candidate)
+            if source is not None:
+                return source
     return None
 
 
 def _finding(config: TrainingConfig, rule: Rule, env: dict[str, Any]) -> Finding:
-    source = _place(config, rule)
+    source = _place(config, rule, env)
     message = render(rule.message, env)
     occ = Occurrence(
         rank=None,

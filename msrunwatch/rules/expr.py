@@ -5,7 +5,8 @@ closures, never `eval`ed: names, numbers, strings, lists, arithmetic (+ - * / //
 comparisons (chained, `in`), `and`/`or`/`not`, `a if c else b` and a few pure functions.
 There is no attribute access, subscription, lambda, comprehension or `**`, so a condition
 cannot reach Python internals and runs in time bounded by its size and its list inputs.
-An unknown value (None) makes a comparison false and arithmetic None.
+An unknown value (None) makes a comparison false (`!=` too) and arithmetic None; only a
+comparison with the literal `None` (`x == None`, `x != None`) asks whether it is known.
 """
 
 from __future__ import annotations
@@ -102,12 +103,12 @@ def _arith(op: type, left: Node, right: Node) -> Node:
     return run
 
 
-def _compare(op: ast.cmpop, a: Any, b: Any) -> bool:
+def _compare(op: ast.cmpop, a: Any, b: Any, literal_none: bool = False) -> bool:
     kind = type(op)
-    if kind is ast.Eq:
-        return bool(a == b)
-    if kind is ast.NotEq:
-        return bool(a != b)
+    if kind in (ast.Eq, ast.NotEq):
+        if (a is None or b is None) and not literal_none:
+            return False  # unknown: neither equal nor different, so the rule does not fire
+        return bool(a == b) if kind is ast.Eq else bool(a != b)
     if kind in (ast.In, ast.NotIn):
         if not isinstance(b, list | tuple | str | set | frozenset) or a is None:
             return False
@@ -193,15 +194,17 @@ class _Compiler:
         left = self.build(node.left)
         rights = [self.build(c) for c in node.comparators]
         ops = list(node.ops)
+        operands = [node.left, *node.comparators]
+        nones = [_is_none(x) for x in operands]
         for op in ops:
             if isinstance(op, ast.Is | ast.IsNot):
                 raise ExprError("use == and != instead of is", node.col_offset)
 
         def run(env: Env) -> bool:
             a = left(env)
-            for op, right in zip(ops, rights, strict=True):
+            for i, (op, right) in enumerate(zip(ops, rights, strict=True)):
                 b = right(env)
-                if not _compare(op, a, b):
+                if not _compare(op, a, b, nones[i] or nones[i + 1]):
                     return False
                 a = b
             return True
@@ -228,6 +231,13 @@ class _Compiler:
                 return None
 
         return run
+
+
+def _is_none(node: ast.AST) -> bool:
+    """The literal None (or null): `x == None` asks whether x is unknown."""
+    if isinstance(node, ast.Constant):
+        return node.value is None
+    return isinstance(node, ast.Name) and node.id in ("None", "null")
 
 
 def _refusal(node: ast.AST) -> str:

@@ -169,10 +169,11 @@ def rule_from_data(path: Path, data: Any, pos: Positions) -> Rule:
             raise RuleError(path, f"at names unknown setting {name!r}", line, col, rule_id)
     when = _expr(path, data, pos, "when", names)
     ranks = _expr(path, data, pos, "ranks", names)
-    problem = check_template(data["message"], names)
-    if problem is not None:
-        line, col = pos.of(("message",))
-        raise RuleError(path, problem, line, col, rule_id)
+    for key in ("message", "hint"):
+        problem = check_template(data.get(key, ""), names)
+        if problem is not None:
+            line, col = pos.of((key,))
+            raise RuleError(path, f"{key}: {problem}", line, col, rule_id)
     return Rule(
         id=rule_id,
         title=data["title"],

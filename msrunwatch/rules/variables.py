@@ -146,6 +146,9 @@ CONFIG = {
     "estimated_actual_mb": "the same with fragmentation (MiB)",
     "estimated_stage": "the pipeline stage with the largest estimated peak",
     "estimate_complete": "the estimate had every input it needs for every stage",
+    "unresolved": "list: `name: why` for each setting the config writes but msrunwatch could not "
+    "resolve (an unset variable, a command substitution)",
+    "unresolved_names": "list: the names of those settings",
     # read but not normalised further
     "mode": "MindFormers context.mode (0 graph, 1 PyNative)",
     "compute_dtype": "MindFormers model_config.compute_dtype (bf16, fp16, fp32)",

@@ -123,6 +123,8 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
     ("offset", [(*MC, "offset")], _int_or_list),
     ("vpp", [(*MC, "pp_interleave_num"), (*MC, "virtual_pipeline_model_parallel_size")], _int),
     ("use_flash_attention", [(*MC, "use_flash_attention")], _bool),
+    ("qkv_bias", [(*MC, "qkv_has_bias"), (*MC, "add_qkv_bias")], _bool),
+    ("use_legacy", [("use_legacy",), ("model", "model_config", "use_legacy")], _bool),
     ("params_dtype", [(*MC, "param_init_type"), (*MC, "params_dtype")], _dtype),
     ("compute_dtype", [(*MC, "compute_dtype")], _dtype),
     (

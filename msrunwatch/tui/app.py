@@ -1,0 +1,198 @@
+"""The app: lays out the main screen, runs the feed, and routes messages to widgets."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.widget import Widget
+from textual.widgets import Footer, Input
+from textual.worker import Worker, WorkerState
+
+from msrunwatch.live.run import LiveRun, Update
+from msrunwatch.tui.feed import Feed, LiveFeed
+from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+from msrunwatch.tui.screens.help import HelpScreen
+from msrunwatch.tui.screens.rank_detail import RankDetail
+from msrunwatch.tui.widgets.filter_bar import FilterBar
+from msrunwatch.tui.widgets.findings_panel import FindingsPanel
+from msrunwatch.tui.widgets.rank_table import RankTable
+from msrunwatch.tui.widgets.run_header import RunHeader
+
+MAIN_ONLY = frozenset({"focus_filter", "root_cause", "clear_filters"})
+JOIN_S = 5.0
+"""How long quitting waits for a tick that is under way."""
+
+
+class MsrunwatchApp(App[int]):
+    """The live view of a run; returns triage's exit code for the last verdict.
+
+    `feed` posts the snapshots and findings (run on a worker thread); tests give none and
+    post messages themselves, or give a feed of their own.
+    """
+
+    CSS_PATH = Path(__file__).with_name("app.tcss")
+    """Absolute, so subclasses elsewhere (tests) find it too."""
+    TITLE = "msrunwatch"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+        Binding("question_mark", "help", "Keys"),
+        Binding("p,space", "toggle_pause", "Pause/follow"),
+        Binding("slash", "focus_filter", "Filter"),
+        Binding("c", "root_cause", "Root cause"),
+        Binding("escape", "clear_filters", "Clear filters", show=False),
+    ]
+
+    def __init__(
+        self,
+        feed: Feed | None = None,
+        targets: Sequence[str] = (),
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self.feed = feed
+        self.targets = tuple(targets)
+        self.clock = clock
+        self.last: Update | None = None
+        """The newest snapshot received, applied or not."""
+        self.paused = False
+        self.header = RunHeader(self.targets, clock, id="header")
+        self.filter_bar = FilterBar(id="filter-bar")
+        self.table = RankTable(clock, id="ranks")
+        self.findings = FindingsPanel(id="findings")
+
+    def compose(self) -> Iterable[Widget]:
+        yield from (self.header, self.filter_bar, self.table, self.findings, Footer())
+
+    def on_mount(self) -> None:
+        self.table.focus()
+        self.set_interval(1.0, self.table.tick)
+        if self.feed is not None:
+            self._follow_run()
+
+    @work(thread=True, exclusive=True, group="feed", exit_on_error=False, description="Tail logs")
+    def _follow_run(self) -> None:
+        assert self.feed is not None
+        self.feed.run(self.post_message)
+
+    def on_unmount(self) -> None:
+        if self.feed is not None:
+            self.feed.stop()
+
+    @property
+    def verdict_code(self) -> int:
+        """Triage's exit code for the newest verdict: 1 if the run failed, else 0."""
+        return 1 if self.last is not None and self.last.report.has_errors else 0
+
+    # -- messages from the feed ----------------------------------------------------------
+
+    def on_snapshot_updated(self, message: SnapshotUpdated) -> None:
+        self.last = message.update
+        self.findings.reconcile(message.update.report)
+        if self.paused:
+            self.header.waiting += 1
+            self.header.refresh()
+        else:
+            self.apply(message.update)
+        if self.feed is not None:
+            self.feed.applied()
+
+    def apply(self, update: Update) -> None:
+        """Show a snapshot everywhere at once."""
+        report = update.report
+        root = frozenset(report.root_cause.ranks) if report.root_cause else frozenset()
+        with self.batch_update():
+            self.header.show(update)
+            self.table.apply(report.ranks, update.silence, update.time, root)
+            if isinstance(self.screen, RankDetail):
+                rank = next((r for r in report.ranks if r.rank == self.screen.rank.rank), None)
+                if rank is not None:
+                    self.screen.show(rank, report.findings)
+
+    def on_findings_raised(self, message: FindingsRaised) -> None:
+        self.findings.add(message.findings, message.root_cause)
+
+    def on_files_restarted(self, message: FilesRestarted) -> None:
+        files = ", ".join(message.files[:3]) + (" …" if len(message.files) > 3 else "")
+        self.notify(f"log(s) truncated or replaced: {files} (a new run?)", severity="warning")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "feed" and event.state is WorkerState.ERROR:
+            error = event.worker.error
+            self.header.feed_error = f"{type(error).__name__}: {error}" if error else "error"
+            self.header.refresh()
+            self.notify(f"reading the logs failed: {error}", severity="error", timeout=30)
+
+    # -- messages from widgets -----------------------------------------------------------
+
+    def on_rank_table_rank_selected(self, message: RankTable.RankSelected) -> None:
+        report = self.last.report if self.last is not None else None
+        rank = next((r for r in report.ranks if r.rank == message.rank), None) if report else None
+        if report is not None and rank is not None:
+            self.push_screen(RankDetail(rank, report.findings))
+
+    def on_rank_table_view_changed(self, message: RankTable.ViewChanged) -> None:
+        self.filter_bar.show_summary(message.summary)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.table.filter_text(event.value)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self) -> None:
+        self.table.focus()
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The main screen's keys do nothing (and are not shown) over other screens."""
+        return action not in MAIN_ONLY or self.screen is self.screen_stack[0]
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        self.exit(self.verdict_code)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        self.header.paused, self.header.waiting = self.paused, 0
+        self.header.refresh()
+        if not self.paused and self.last is not None:
+            self.apply(self.last)
+
+    def action_focus_filter(self) -> None:
+        self.filter_bar.query_one(Input).focus()
+
+    def action_clear_filters(self) -> None:
+        self.filter_bar.query_one(Input).value = ""
+        self.table.filter_status("all")
+        self.table.focus()
+
+    def action_root_cause(self) -> None:
+        report = self.last.report if self.last is not None else None
+        if report is None or report.root_cause is None:
+            self.notify("no root cause yet")
+            return
+        if not any(self.table.show_rank(rank) for rank in report.root_cause.ranks):
+            self.notify("the root-cause rank is filtered out (escape clears the filters)")
+        self.table.focus()
+
+
+def run_tui(live: LiveRun, tick_s: float = 0.25) -> int:
+    """Show the live view until the user quits; returns triage's exit code for the run."""
+    feed = LiveFeed(live, tick_s)
+    app = MsrunwatchApp(feed, live.targets)
+    code = app.run()
+    feed.stop()
+    feed.join(JOIN_S)
+    if code is None:  # the app failed; Textual printed why
+        return app.return_code or 1
+    return code

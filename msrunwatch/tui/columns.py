@@ -1,0 +1,179 @@
+"""The rank table's columns: title, width, alignment, and how each cell reads and sorts.
+
+A cell is computed from a rank's `RankReport` and its silence (seconds since its log last
+grew), only when the row is drawn. A column with `shown` set appears once some rank has
+data for it, so a CPU run has no memory columns and a DryRun no loss.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from msrunwatch.report import fmt
+from msrunwatch.report.types import RankReport
+from msrunwatch.tui import cells
+
+SortValue = float | str
+Text = Callable[[RankReport, float | None], str]
+Sort = Callable[[RankReport, float | None], SortValue | None]
+
+GAP = 1
+"""Blank cells between two columns."""
+MIN_ERROR_WIDTH = 24
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of the rank table."""
+
+    key: str
+    title: str
+    width: int
+    text: Text
+    sort: Sort
+    right: bool = False
+    shown: Callable[[RankReport], bool] | None = None
+    """When set, the column appears once this is true of some rank."""
+
+
+def _float(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else value
+
+
+def _compile_ms(r: RankReport, _: float | None) -> float | None:
+    c = r.compile
+    return None if c is None or not (c.total_ms or c.count) else c.total_ms
+
+
+def _step(r: RankReport, _: float | None) -> float | None:
+    return None if r.progress is None else float(r.progress.step)
+
+
+def _loss(r: RankReport, _: float | None) -> float | None:
+    return None if r.progress is None else _float(r.progress.loss)
+
+
+def _step_ms(r: RankReport, _: float | None) -> float | None:
+    return None if r.progress is None else _float(r.progress.step_time_ms)
+
+
+def _mem(name: str) -> Callable[[RankReport], int | None]:
+    def get(r: RankReport) -> int | None:
+        return None if r.memory is None else getattr(r.memory, name)
+
+    return get
+
+
+_PEAK, _ACTUAL, _DEVICE = _mem("peak_used_mb"), _mem("peak_actual_mb"), _mem("device_mb")
+
+
+def _mb_column(key: str, title: str, get: Callable[[RankReport], int | None]) -> Column:
+    width = max(len(title), 7)
+    return Column(
+        key,
+        title,
+        width,
+        lambda r, _: fmt.megabytes(get(r)),
+        lambda r, _: None if get(r) is None else float(get(r) or 0),
+        right=True,
+        shown=lambda r: r.memory is not None,
+    )
+
+
+def _mem_bar(r: RankReport, _: float | None) -> str:
+    ratio = cells.memory_ratio(r)
+    return "" if ratio is None else f"{cells.bar(ratio)} {min(ratio, 9.99):>4.0%}"
+
+
+def _error_time(r: RankReport, _: float | None) -> float | None:
+    """Earliest error first; an error with no time after those with one."""
+    e = r.first_error
+    return None if e is None else e.time if e.time is not None else float("inf")
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("rank", "RANK", 5, lambda r, _: str(r.rank), lambda r, _: float(r.rank), right=True),
+    Column(
+        "host",
+        "HOST",
+        4,
+        lambda r, _: cells.printable(r.host or "-"),
+        lambda r, _: r.host,
+        shown=lambda r: r.host is not None,
+    ),
+    Column(
+        "status",
+        "STATUS",
+        9,
+        lambda r, _: r.status.value,
+        lambda r, _: float(cells.STATUS_ORDER.get(r.status, 99)),
+    ),
+    Column(
+        "phase",
+        "PHASE",
+        8,
+        lambda r, _: cells.phase(r),
+        lambda r, _: float(cells.PHASES.index(cells.phase(r))),
+    ),
+    Column(
+        "compile",
+        "COMPILE",
+        9,
+        lambda r, _: fmt.compile_seconds(r),
+        _compile_ms,
+        right=True,
+        shown=lambda r: r.compile is not None,
+    ),
+    Column(
+        "step",
+        "STEP",
+        7,
+        lambda r, _: fmt.step(r),
+        _step,
+        right=True,
+        shown=lambda r: r.progress is not None,
+    ),
+    Column(
+        "loss",
+        "LOSS",
+        8,
+        lambda r, _: fmt.loss(r.progress.loss if r.progress else None),
+        _loss,
+        right=True,
+        shown=lambda r: r.progress is not None and r.progress.loss is not None,
+    ),
+    Column(
+        "step_ms",
+        "STEP MS",
+        8,
+        lambda r, _: cells.millis(r.progress.step_time_ms if r.progress else None),
+        _step_ms,
+        right=True,
+        shown=lambda r: r.progress is not None and r.progress.step_time_ms is not None,
+    ),
+    _mb_column("peak", "PEAK MB", _PEAK),
+    _mb_column("actual", "ACTUAL MB", _ACTUAL),
+    _mb_column("device", "DEVICE MB", _DEVICE),
+    Column(
+        "mem",
+        "ACTUAL/DEVICE",
+        cells.BAR_WIDTH + 5,
+        _mem_bar,
+        lambda r, _: cells.memory_ratio(r),
+        shown=lambda r: r.memory is not None,
+    ),
+    Column("silent", "SILENT", 6, lambda r, q: cells.ago(q), lambda r, q: q, right=True),
+    Column(
+        "error",
+        "FIRST ERROR",
+        MIN_ERROR_WIDTH,
+        lambda r, _: cells.printable(cells.first_error(r)),
+        _error_time,
+    ),
+)
+"""Every column, in display order; FIRST ERROR takes the width that is left."""
+
+BY_KEY = {c.key: c for c in COLUMNS}
+SORTABLE = tuple(c.key for c in COLUMNS)

@@ -1,0 +1,99 @@
+"""The feed: ticks the live engine off the UI thread and posts what each tick found.
+
+The app runs `Feed.run` in a thread worker. One tick gives at most three messages
+(restarted files, new findings, then the snapshot), and the feed waits for the app to
+take each snapshot before the next tick (back-pressure), so a slow terminal slows the
+reading instead of growing a queue. Tests give the app no feed, or a feed of their own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from textual.message import Message
+
+from msrunwatch.live.run import LiveRun, Update
+from msrunwatch.report.types import Report
+from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+
+Post = Callable[[Message], object]
+
+BACKLOG_WAIT_S = 1.0
+"""Longest wait for the app to take the previous snapshot before ticking again."""
+
+
+class Feed(Protocol):
+    """Produces the app's messages, on a thread of the app's, until told to stop."""
+
+    def run(self, post: Post) -> None:
+        """Post messages until `stop`; called on a worker thread."""
+
+    def stop(self) -> None:
+        """Ask `run` to return soon; called on the UI thread."""
+
+    def applied(self) -> None:
+        """The app took the last snapshot."""
+
+
+def messages(update: Update) -> list[Message]:
+    """The messages one tick gives, in the order the app must see them."""
+    out: list[Message] = []
+    if update.restarted:
+        out.append(FilesRestarted(update.restarted))
+    if update.new_findings:
+        out.append(FindingsRaised(update.new_findings, update.report.root_cause))
+    out.append(SnapshotUpdated(update))
+    return out
+
+
+class LiveFeed:
+    """Ticks a LiveRun every `tick_s` (at once while it is catching up)."""
+
+    def __init__(self, live: LiveRun, tick_s: float = 0.25) -> None:
+        self.live = live
+        self.tick_s = tick_s
+        self._stop = threading.Event()
+        self._applied = threading.Event()
+        self._done = threading.Event()
+        self._started = False
+        self._last: tuple[Report | None, int] = (None, -1)
+
+    def run(self, post: Post) -> None:
+        self._started = True
+        try:
+            while not self._stop.is_set():
+                started = time.monotonic()
+                update = self.live.tick()
+                if self._news(update):
+                    self._applied.clear()
+                    for message in messages(update):
+                        post(message)
+                    self._applied.wait(BACKLOG_WAIT_S)
+                if not update.behind:
+                    self._stop.wait(max(self.tick_s - (time.monotonic() - started), 0.0))
+        finally:
+            self._done.set()
+
+    def _news(self, update: Update) -> bool:
+        """Whether a tick has anything the app does not have yet."""
+        last_report, last_behind = self._last
+        self._last = (update.report, update.behind)
+        return (
+            update.report is not last_report
+            or bool(update.silence or update.new_findings or update.restarted)
+            or update.behind != last_behind
+        )
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._applied.set()
+
+    def applied(self) -> None:
+        self._applied.set()
+
+    def join(self, timeout: float) -> bool:
+        """Wait for `run` to return; False if it is still running (a tick that is slow)."""
+        return not self._started or self._done.wait(timeout)

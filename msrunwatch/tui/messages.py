@@ -1,0 +1,40 @@
+"""What the feed thread tells the app: snapshots fold together, findings never do."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from msrunwatch.live.run import Update
+from msrunwatch.report.types import Finding, RootCause
+
+
+class SnapshotUpdated(Message):
+    """The whole state of the run after a tick.
+
+    A newer snapshot queued right behind this one replaces it (`can_replace`), so a
+    backlog of snapshots folds to the newest instead of being applied one by one.
+    """
+
+    def __init__(self, update: Update) -> None:
+        super().__init__()
+        self.update = update
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SnapshotUpdated)
+
+
+class FindingsRaised(Message):
+    """Findings new since the last tick, or seen on more ranks: each one is kept."""
+
+    def __init__(self, findings: tuple[Finding, ...], root_cause: RootCause | None) -> None:
+        super().__init__()
+        self.findings = findings
+        self.root_cause = root_cause
+
+
+class FilesRestarted(Message):
+    """Log files were truncated or replaced: a new run is writing into the directory."""
+
+    def __init__(self, files: tuple[str, ...]) -> None:
+        super().__init__()
+        self.files = files

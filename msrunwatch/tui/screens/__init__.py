@@ -1,0 +1,1 @@
+"""Screens pushed over the main one: a rank's detail, the keys."""

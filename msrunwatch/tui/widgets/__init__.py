@@ -1,0 +1,1 @@
+"""The main screen's widgets: header, filter bar, rank table, findings panel."""

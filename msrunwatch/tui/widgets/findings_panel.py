@@ -1,0 +1,139 @@
+"""Findings grouped across ranks: the root cause on top, then the newest first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Static
+
+from msrunwatch.report import fmt
+from msrunwatch.report.types import Finding, Report, RootCause
+from msrunwatch.tui import cells
+
+Key = tuple[str, str]
+
+
+def describe(f: Finding) -> str:
+    """`cann-ei0006 on ranks 0-7, 16-23 (16); first on rank 12`."""
+    about = fmt.about(f)
+    count = f" ({len(f.ranks)})" if len(f.ranks) > 1 else ""
+    text = f"{f.rule} on {about}{count}" if f.ranks else f"{f.rule} in {about}"
+    first = f.first
+    if first is not None and first.rank is not None and len(f.ranks) > 1:
+        text += f"; first on rank {first.rank}"
+    return text
+
+
+def location(f: Finding) -> str:
+    """Where the first occurrence is (relative to its log directory), and when."""
+    first = f.first
+    if first is None or first.file is None:
+        return ""
+    stamp = fmt.when(first.time, first.time_exact)
+    return fmt.where_path(None, first.file, first.line) + (f"  {stamp}" if stamp else "")
+
+
+class FindingsPanel(VerticalScroll):
+    """Every finding announced so far; none is ever dropped, a changed one moves to the top."""
+
+    DEFAULT_CSS = """
+    FindingsPanel {
+        height: 12;
+        border-top: solid $primary-muted;
+        border-title-color: $text-primary;
+        padding: 0 1;
+        & > Static { text-wrap: nowrap; text-overflow: ellipsis; }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.findings: dict[Key, tuple[int, int, Finding]] = {}
+        """(batch, position in the batch, newest version) by rule and fingerprint."""
+        self.root_cause: RootCause | None = None
+        self._current: frozenset[Key] = frozenset()
+        """The findings of the newest verdict."""
+        self._seq = 0
+        self._judged = 0
+        """Batch of the newest verdict: findings older than it and not in it are gone."""
+        self._report: Report | None = None
+
+    def compose(self) -> Iterable[Static]:
+        yield Static(Content.styled("no findings yet", "$text-muted"), id="findings-body")
+
+    def on_mount(self) -> None:
+        self.border_title = "Findings"
+
+    def add(self, findings: Iterable[Finding], root_cause: RootCause | None) -> None:
+        """Take new or changed findings (never coalesced by the feed)."""
+        self._seq += 1
+        for n, f in enumerate(findings):
+            self.findings[(f.rule, f.fingerprint)] = (self._seq, n, f)
+        self.root_cause = root_cause
+        self._redraw()
+
+    def reconcile(self, report: Report) -> None:
+        """Take a newer verdict: findings' newest versions (role, ranks), and which are gone.
+
+        A finding the verdict no longer has (read mid-way through catching up, or undone by
+        a later line) stays in the panel, dimmed and last: nothing announced is dropped.
+        """
+        if report is self._report:
+            return
+        self._report, self.root_cause = report, report.root_cause
+        self._seq += 1
+        self._judged = self._seq
+        self._current = frozenset((f.rule, f.fingerprint) for f in report.findings)
+        for n, f in enumerate(report.findings):
+            key = (f.rule, f.fingerprint)
+            entry = self.findings.get(key)
+            self.findings[key] = (self._seq, n, f) if entry is None else (*entry[:2], f)
+        self._redraw()
+
+    def ordered(self) -> list[Finding]:
+        """Root cause first, then the newest first (a batch keeps the verdict's order), then
+        the findings that are gone."""
+        return [f for _, _, f in self._entries()]
+
+    def _entries(self) -> list[tuple[int, int, Finding]]:
+        def order(entry: tuple[int, int, Finding]) -> tuple[int, int, int]:
+            batch, position, f = entry
+            group = 2 if self.is_gone(batch, f) else 0 if f.role == "root-cause" else 1
+            return group, -batch, position
+
+        return sorted(self.findings.values(), key=order)
+
+    def is_gone(self, batch: int, f: Finding) -> bool:
+        """Announced before the newest verdict, and not in it."""
+        return batch < self._judged and (f.rule, f.fingerprint) not in self._current
+
+    def _redraw(self) -> None:
+        entries = self._entries()
+        gone = [self.is_gone(batch, f) for batch, _, f in entries]
+        live = [f for (_, _, f), g in zip(entries, gone, strict=True) if not g]
+        errors = sum(1 for f in live if f.severity.value == "error")
+        title = f"Findings ({len(live)}, {errors} errors"
+        self.border_title = title + (f", {len(entries) - len(live)} gone)" if sum(gone) else ")")
+        lines = [self._lines(f, g) for (_, _, f), g in zip(entries, gone, strict=True)]
+        self.query_one("#findings-body", Static).update(Content("\n").join(lines))
+
+    def _lines(self, f: Finding, gone: bool) -> Content:
+        root = f.role == "root-cause" and not gone
+        severity = f"{f.severity.value:<8}"
+        if gone:
+            head = Content.styled(f"  gone  {severity}{describe(f)}  [{f.role}]", "$text-muted")
+        else:
+            marker = ("▶ ROOT CAUSE ", "bold $text on $error") if root else ("  ", "")
+            head = Content.assemble(
+                marker,
+                " " if root else "",
+                (severity, cells.SEVERITY_STYLE.get(f.severity.value, "")),
+                (describe(f), "bold" if root else ""),
+                ("" if root else f"  [{f.role}]", "$text-muted"),
+            )
+        head += Content.styled("  " + location(f), "$text-muted")
+        style = "$text-error" if root else "$text-muted" if gone else ""
+        body = Content.styled(f"    {cells.printable(f.message)}", style)
+        return Content("\n").join([head, body])

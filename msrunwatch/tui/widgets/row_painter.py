@@ -1,0 +1,115 @@
+"""The rank table's drawing: one Strip per row, cached until the row or its silence changes.
+
+Cells are formatted here, only for rows that are drawn, with fixed column widths, so
+drawing never measures the data. Styles come from the table's component classes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
+from msrunwatch.report.types import RankReport
+from msrunwatch.tui import cells
+from msrunwatch.tui.columns import GAP, MIN_ERROR_WIDTH, Column
+
+QUIET_WARN_S = 60.0
+"""A running rank silent this long gets its SILENT cell in the warning colour."""
+Layout = list[tuple[Column, int]]
+
+
+def fit(text: str, width: int, right: bool = False) -> str:
+    """Pad or cut to exactly `width` cells."""
+    if cell_len(text) > width:
+        return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
+    return set_cell_size(text, width) if not right else " " * (width - cell_len(text)) + text
+
+
+class RowPainter:
+    """Strips for the column titles and for each row, at the current column widths."""
+
+    def __init__(self, style: Callable[[str], Style]) -> None:
+        self.style = style
+        """A component style by its short name (`failed`, `header`, ...)."""
+        self.layout: Layout = []
+        self.total = 0
+        """Width of a whole row, in cells."""
+        self.root_ranks: frozenset[int] = frozenset()
+        self._strips: dict[int, tuple[int, str, Strip]] = {}
+        self._header: tuple[str, bool, Strip] | None = None
+
+    def relayout(self, columns: Sequence[Column], host_width: int, width: int) -> bool:
+        """Fit the columns to `width` (FIRST ERROR takes what is left); True if they moved."""
+        widths = [host_width if c.key == "host" else c.width for c in columns]
+        fixed = sum(widths[:-1]) + GAP * len(columns)
+        widths[-1] = max(MIN_ERROR_WIDTH, width - fixed)
+        layout = list(zip(columns, widths, strict=True))
+        if layout == self.layout:
+            return False
+        self.layout, self.total = layout, fixed + widths[-1]
+        self.clear()
+        return True
+
+    def clear(self) -> None:
+        """Forget every cached Strip (new widths, styles or root cause)."""
+        self._strips.clear()
+        self._header = None
+
+    def drop(self, row: int) -> None:
+        """Forget one row's Strip: it changed."""
+        self._strips.pop(row, None)
+
+    def header(self, sort_key: str, reverse: bool) -> Strip:
+        """The column titles, the sort column marked ▲ or ▼."""
+        if self._header is None or self._header[:2] != (sort_key, reverse):
+            style = self.style("header")
+            segments = []
+            for column, width in self.layout:
+                title = column.title + (("▼" if reverse else "▲") if column.key == sort_key else "")
+                segments.append(Segment(fit(title, width, column.right) + " " * GAP, style))
+            self._header = (sort_key, reverse, Strip(segments, self.total))
+        return self._header[2]
+
+    def row(self, i: int, r: RankReport, version: int, quiet: float | None) -> Strip:
+        """Row i's Strip, from the cache when neither the row nor its SILENT cell changed."""
+        silent = cells.ago(quiet)
+        cached = self._strips.get(i)
+        if cached is not None and cached[0] == version and cached[1] == silent:
+            return cached[2]
+        segments: list[Segment] = []
+        for column, width in self.layout:
+            if column.key == "mem":
+                segments += self._bar(r, width)
+            else:
+                text = fit(column.text(r, quiet), width, column.right)
+                segments.append(Segment(text, self._cell_style(column.key, r, quiet)))
+            segments.append(Segment(" " * GAP))
+        strip = Strip(segments, self.total)
+        self._strips[i] = (version, silent, strip)
+        return strip
+
+    def _cell_style(self, key: str, r: RankReport, quiet: float | None) -> Style | None:
+        if key == "status":
+            return self.style(r.status.value)
+        if key == "rank" and r.rank in self.root_ranks:
+            return self.style("root")
+        if key == "error":
+            return self.style("error")
+        if key == "silent":
+            running = r.status in cells.RUNNING
+            return self.style("warn" if running and (quiet or 0) >= QUIET_WARN_S else "muted")
+        if key == "loss" and r.progress is not None and r.progress.loss is not None:
+            return self.style("error") if not abs(r.progress.loss) < float("inf") else None
+        return None
+
+    def _bar(self, r: RankReport, width: int) -> list[Segment]:
+        ratio = cells.memory_ratio(r)
+        if ratio is None:
+            return [Segment(" " * width)]
+        name = "bar-ok" if ratio < 0.8 else "bar-high" if ratio < 0.95 else "bar-full"
+        label = fit(f" {min(ratio, 9.99):.0%}", width - cells.BAR_WIDTH, True)
+        return [Segment(cells.bar(ratio), self.style(name)), Segment(label)]
