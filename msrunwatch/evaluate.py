@@ -34,6 +34,8 @@ class Context:
     quiet_s: Mapping[tuple[str, str], float] | None = None
     """Live view: seconds since each file (log_dir, path) last grew, by the wall clock."""
     stall_after_s: float = 120.0
+    caught_up: bool = True
+    """Live view: every file was read to its end (until then, silences mean nothing)."""
     """A rank silent longer than this (and than 10 of its steps) while others write is stalled."""
 
 
@@ -113,6 +115,7 @@ def _aggregates(states: Sequence[dict[str, Any]], ctx: Context) -> dict[str, Any
         "stages": stages,
         "stage_medians_peak_actual_mb": [_med(values) for values in by_stage],
         "stall_after_s": ctx.stall_after_s,
+        "caught_up": ctx.caught_up,
         "median_silence_s": _med([s["silence_s"] for s in states]),
         "ranks_recent": sum(
             1 for s in states if s["silence_s"] is not None and s["silence_s"] < ctx.stall_after_s
@@ -152,14 +155,12 @@ def rank_envs(
     ranks = [r for r in run.ranks if r.rank in statuses]
     states = [_rank_state(r, statuses[r.rank], ctx) for r in ranks]
     shared = _aggregates(states, ctx)
+    stages = {k: _stage(states, k) for k in {s["stage"] for s in states}}
     starts = [t for r in run.ranks if (t := r.first_time) is not None]
     if ctx.now is not None and starts:
         for state in states:
             state["age_s"] = ctx.now - min(starts)
-    return [
-        (r, {**s, **shared, **_stage(states, s["stage"])})
-        for r, s in zip(ranks, states, strict=True)
-    ]
+    return [(r, {**s, **shared, **stages[s["stage"]]}) for r, s in zip(ranks, states, strict=True)]
 
 
 def _evidence(rank: RankFacts, kind: str) -> tuple[int | None, float | None, str]:

@@ -119,9 +119,14 @@ def _write_case(case: Case, directory: Path) -> None:
 
 
 def _triage_runner(directory: Path, case: Case, rules: Sequence[Rule]) -> Report:
+    from msrunwatch.evaluate import Context
     from msrunwatch.triage import triage
 
-    return triage([str(directory)], rules)
+    ctx = None
+    if "silence" in case.data:  # a live-view case: the files' silences, as the watcher sees them
+        quiet = {(str(directory), name): float(s) for name, s in case.data["silence"].items()}
+        ctx = Context(quiet_s=quiet, stall_after_s=float(case.data.get("stall_after", 120)))
+    return triage([str(directory)], rules, ctx=ctx)
 
 
 def _order(f: Finding) -> tuple[float, str, int]:

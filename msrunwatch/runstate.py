@@ -75,7 +75,12 @@ class RunFacts:
     all_workers_ok: bool = False
 
     def rank(self, number: int) -> RankFacts | None:
-        return next((r for r in self.ranks if r.rank == number), None)
+        """The rank with this number (indexed once: the verdict asks for every rank)."""
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = {r.rank: r for r in reversed(self.ranks)}
+            object.__setattr__(self, "_index", index)
+        return index.get(number)
 
 
 def _merge_by_process(workers: Sequence[FileFacts]) -> list[list[FileFacts]]:

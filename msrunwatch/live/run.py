@@ -206,7 +206,9 @@ class LiveRun:
         facts = [t.facts for t in self._files.values() if t.facts is not None]
         quiet = self._silence(now)
         run = assemble(self.targets, facts)
-        ctx = Context(now=now, quiet_s=quiet, stall_after_s=self.stall_after_s)
+        ctx = Context(
+            now=now, quiet_s=quiet, stall_after_s=self.stall_after_s, caught_up=behind == 0
+        )
         report = judge(run, self.rules, ctx=ctx)
         update = Update(
             report,

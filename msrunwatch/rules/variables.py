@@ -31,6 +31,8 @@ RANK = {
     "stage": "pipeline stage of the rank (0 when unknown)",
     "silence_s": "seconds since the rank's log last grew (live view only; None in triage)",
     "stall_after_s": "the stall threshold (msrunwatch --stall-after, 120 s by default)",
+    "caught_up": "every log was read to its end (always true in triage; false while the live "
+    "view catches up)",
     "median_silence_s": "median silence_s over ranks (live view)",
     "ranks_recent": "ranks whose log grew within stall_after_s (live view)",
     "silent_first_ranks": "list: when every running rank is silent, the ones that went quiet first",
@@ -71,6 +73,7 @@ RUN = {
     "median_compile_ms": "median compile time over ranks that compiled (ms)",
     "max_compile_ms": "largest compile time (ms)",
     "min_compile_ms": "smallest compile time (ms)",
+    "caught_up": "every log was read to its end (false while the live view catches up)",
     "stall_after_s": "the stall threshold (msrunwatch --stall-after, 120 s by default)",
     "ranks_recent": "ranks whose log grew within stall_after_s (live view)",
     "silent_first_ranks": "list: when every running rank is silent, the ones that went quiet first",

@@ -1,0 +1,121 @@
+"""The feed: the live engine ticked on a worker thread, its messages, and the app around it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.message import Message
+from tui_scenarios import fixture_report, healthy_copy, oom_line_for, snapshot
+
+from msrunwatch.live.run import LiveRun
+from msrunwatch.model import Status
+from msrunwatch.rules.loader import load_rules
+from msrunwatch.tui.app import MsrunwatchApp
+from msrunwatch.tui.feed import LiveFeed, Post, messages
+from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+
+
+async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+def test_snapshots_fold_and_findings_never_do() -> None:
+    update = snapshot(fixture_report("cpu_dp2_oom_alloc_failed"))
+    newer = SnapshotUpdated(update)
+    assert SnapshotUpdated(update).can_replace(newer)
+    assert not SnapshotUpdated(update).can_replace(FindingsRaised((), None))
+    assert not FindingsRaised((), None).can_replace(FindingsRaised((), None))
+
+
+def test_a_tick_gives_restarts_then_findings_then_the_snapshot() -> None:
+    report = fixture_report("cpu_dp2_oom_alloc_failed")
+    update = snapshot(report)
+    restarted = type(update)(report, report.findings, (), {}, 0, 0, ("msrun_log/worker_0.log",), 0)
+    kinds = [type(m) for m in messages(restarted)]
+    assert kinds == [FilesRestarted, FindingsRaised, SnapshotUpdated]
+    quiet = type(update)(report, (), (), {}, 0, 0, (), 0)
+    assert [type(m) for m in messages(quiet)] == [SnapshotUpdated]
+
+
+@pytest.mark.slow
+def test_live_feed_ticks_a_real_run_on_a_thread(tmp_path: Path) -> None:
+    run = healthy_copy(tmp_path)
+    live = LiveRun([str(run)], load_rules())
+    feed = LiveFeed(live, tick_s=0.05)
+    seen: list[Message] = []
+    got_ranks = threading.Event()
+
+    def post(message: Message) -> None:
+        seen.append(message)
+        if isinstance(message, SnapshotUpdated):
+            feed.applied()
+            if len(message.update.report.ranks) == 2 and message.update.caught_up:
+                got_ranks.set()
+
+    thread = threading.Thread(target=feed.run, args=(post,), daemon=True)
+    thread.start()
+    try:
+        assert got_ranks.wait(10), "the feed posts the run's two ranks"
+    finally:
+        feed.stop()
+        assert feed.join(5)
+        live.close()
+    snapshots = [m for m in seen if isinstance(m, SnapshotUpdated)]
+    assert all(r.status is Status.FINISHED for r in snapshots[-1].update.report.ranks)
+
+
+@pytest.mark.slow
+async def test_the_app_follows_a_run_that_fails(tmp_path: Path) -> None:
+    run = healthy_copy(tmp_path)
+    live = LiveRun([str(run)], load_rules())
+    feed = LiveFeed(live, tick_s=0.05)
+    target = MsrunwatchApp(feed, [str(run)])
+    try:
+        async with target.run_test(size=(160, 40)) as pilot:
+            table = target.table
+            await until(lambda: len(table.model.rows) == 2)
+            assert target.verdict_code == 0
+            log = run / "msrun_log" / "worker_1.log"
+            with log.open("a") as fh:
+                fh.write(oom_line_for(log))
+            live.dirty.add(log)
+            await until(lambda: table.model.rows[1].status is Status.FAILED)
+            await until(
+                lambda: any(f.rule == "oom-memory-not-enough" for f in target.findings.ordered())
+            )
+            assert "rank 1 failed first: oom" in str(target.header.render())
+            await pilot.press("q")
+        assert target.return_value == 1
+        assert feed.join(5), "quitting stops the feed thread"
+    finally:
+        live.close()
+
+
+class BrokenFeed:
+    """A feed whose reading fails at once."""
+
+    def run(self, post: Post) -> None:
+        raise OSError("Input/output error")
+
+    def stop(self) -> None:
+        pass
+
+    def applied(self) -> None:
+        pass
+
+
+async def test_a_failing_feed_is_shown_not_fatal() -> None:
+    target = MsrunwatchApp(BrokenFeed(), ["msrun_log"])
+    async with target.run_test(size=(160, 40)) as pilot:
+        await until(lambda: target.header.feed_error is not None)
+        assert "feed stopped: OSError: Input/output error" in str(target.header.render())
+        await pilot.press("down", "q")  # still answers keys
+    assert target.return_value == 0

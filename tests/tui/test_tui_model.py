@@ -1,0 +1,156 @@
+"""The TUI's pure parts: cell formats, the rank table's model, the log tail reader."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from tui_scenarios import NOW, rank_report, synthetic
+
+from msrunwatch.model import Status
+from msrunwatch.tui import cells
+from msrunwatch.tui.logtail import read_tail
+from msrunwatch.tui.rows import PROBLEMS, Rows, parse_ranks
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (None, "-"),
+        (0.44, "0.4s"),
+        (9.96, "10.0s"),
+        (12.7, "12s"),
+        (185, "3m05s"),
+        (7800, "2h10m"),
+        (3 * 86400 + 4 * 3600, "3d04h"),
+    ],
+)
+def test_ago(seconds: float | None, text: str) -> None:
+    assert cells.ago(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("ratio", "text"),
+    [
+        (0.0, "        "),
+        (0.5, "████    "),
+        (1 / 64, "▏       "),
+        (1.0, "████████"),
+        (1.7, "████████"),
+    ],
+)
+def test_bar(ratio: float, text: str) -> None:
+    assert cells.bar(ratio) == text
+
+
+def test_printable_drops_escapes_and_control_characters() -> None:
+    assert cells.printable("a\x1b[31mred\x1b[0m\tb\x07[/]") == "ared    b[/]"
+
+
+@pytest.mark.parametrize(
+    ("spec", "ranks"),
+    [
+        ("3", {3}),
+        ("0-3, 7", {0, 1, 2, 3, 7}),
+        ("5-3", {3, 4, 5}),
+        ("12,", {12}),
+        ("oom", None),
+        ("node001", None),
+        ("", None),
+    ],
+)
+def test_parse_ranks(spec: str, ranks: set[int] | None) -> None:
+    parsed = parse_ranks(spec)
+    assert (None if parsed is None else set(parsed)) == ranks
+
+
+def test_rows_report_only_changed_rows() -> None:
+    rows = Rows()
+    report = synthetic(16)
+    assert rows.apply(report.ranks, {}, NOW) == list(range(16))
+    assert rows.apply(report.ranks, {}, NOW) == []
+    moved = list(report.ranks)
+    moved[5] = rank_report(5, step=101)
+    assert rows.apply(moved, {}, NOW) == [5]
+    assert rows.version[5] == 1 and rows.version[4] == 0
+
+
+def test_rows_reset_when_a_rank_goes_away() -> None:
+    rows = Rows()
+    rows.apply(synthetic(8).ranks, {}, NOW)
+    assert rows.apply(synthetic(4).ranks, {}, NOW) == [0, 1, 2, 3]
+    assert [r.rank for r in rows.rows] == [0, 1, 2, 3]
+    assert rows.generation == 1
+
+
+def test_sort_puts_missing_values_last_both_ways() -> None:
+    rows = Rows()
+    ranks = list(synthetic(4).ranks)
+    ranks[1] = dataclasses.replace(ranks[1], progress=None)
+    rows.apply(ranks, {}, NOW)
+    rows.sort_key = "step"
+    rows.refilter(NOW)
+    assert [rows.rows[i].rank for i in rows.order][-1] == 1
+    rows.reverse = True
+    rows.refilter(NOW)
+    assert [rows.rows[i].rank for i in rows.order][-1] == 1
+
+
+def test_sort_by_status_puts_the_worst_first() -> None:
+    rows = Rows()
+    ranks = list(synthetic(4).ranks)
+    ranks[2] = dataclasses.replace(ranks[2], status=Status.FAILED)
+    ranks[3] = dataclasses.replace(ranks[3], status=Status.FINISHED)
+    rows.apply(ranks, {}, NOW)
+    rows.sort_key = "status"
+    assert [rows.rows[i].rank for i in rows.refilter(NOW)] == [2, 0, 1, 3]
+
+
+def test_silence_grows_with_the_clock_between_snapshots() -> None:
+    rows = Rows()
+    rows.apply(synthetic(2).ranks, {0: 1.0, 1: 5.0}, NOW)
+    assert rows.quiet(1, NOW + 10) == 15.0
+    rows.sort_key, rows.reverse = "silent", True
+    assert rows.refilter(NOW) == [1, 0]
+
+
+def test_filters_by_status_text_and_rank_list() -> None:
+    rows = Rows()
+    ranks = list(synthetic(32).ranks)
+    ranks[9] = dataclasses.replace(ranks[9], status=Status.TIMED_OUT)
+    ranks[20] = dataclasses.replace(ranks[20], status=Status.FAILED)
+    rows.apply(ranks, {}, NOW)
+    rows.status_filter = PROBLEMS
+    assert rows.refilter(NOW) == [9, 20]
+    rows.status_filter = "failed"
+    assert rows.refilter(NOW) == [20]
+    rows.status_filter = "all"
+    rows.text_filter = "node002"
+    assert rows.refilter(NOW) == list(range(16, 24))
+    rows.text_filter = "0-2, 30"
+    assert rows.refilter(NOW) == [0, 1, 2, 30]
+    assert rows.statuses() == ["all", "problems", "failed", "timed-out", "training"]
+
+
+def test_columns_appear_when_some_rank_has_data() -> None:
+    rows = Rows()
+    bare = dataclasses.replace(rank_report(0), memory=None, progress=None, compile=None, host=None)
+    rows.apply([bare], {}, NOW)
+    assert [c.key for c in rows.columns()] == ["rank", "status", "phase", "silent", "error"]
+    rows.apply([rank_report(0)], {}, NOW)
+    assert "mem" in [c.key for c in rows.columns()]
+
+
+def test_read_tail_reads_only_the_end(tmp_path: Path) -> None:
+    log = tmp_path / "worker_0.log"
+    log.write_bytes(b"".join(b"line %06d\n" % i for i in range(20000)) + b"partial \xff")
+    tail = read_tail(str(log), max_bytes=1024)
+    assert tail.lines[-1] == "partial \ufffd"
+    assert tail.lines[-2] == "line 019999"
+    assert all(line.startswith("line ") for line in tail.lines[:-1])
+    assert len(tail.lines) < 100 and tail.size == log.stat().st_size
+
+
+def test_read_tail_of_a_missing_file_says_why(tmp_path: Path) -> None:
+    assert read_tail(str(tmp_path / "nope.log")).error

@@ -1,0 +1,332 @@
+"""The live view's behaviour, driven by keys, with snapshots posted by hand (no threads).
+
+Each test: GIVEN an app fed hand-made snapshots, WHEN keys are pressed, THEN the table,
+header, panel and screens say what a user would read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from textual.widgets import Input, RichLog
+from tui_scenarios import (
+    app,
+    finding,
+    fixture_report,
+    oom_with_timeouts,
+    post,
+    rank_report,
+    snapshot,
+    synthetic,
+    with_stalled,
+)
+
+from msrunwatch.live.run import Update
+from msrunwatch.tui.app import MsrunwatchApp
+from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+from msrunwatch.tui.screens.help import HelpScreen
+from msrunwatch.tui.screens.rank_detail import RankDetail
+from msrunwatch.tui.widgets.rank_table import RankTable
+
+SIZE = (160, 40)
+
+
+def line(table: RankTable, y: int) -> str:
+    """The text of one line of the table as drawn (0 is the column titles)."""
+    return "".join(segment.text for segment in table.render_line(y))
+
+
+def shown_ranks(table: RankTable) -> list[int]:
+    return [table.model.rows[i].rank for i in table.model.order]
+
+
+def header_text(target: MsrunwatchApp) -> str:
+    return str(target.header.render())
+
+
+async def test_shows_every_rank_and_the_verdict() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(fixture_report("synth_ascend_glog1_pp2_memory_8p")))
+        await pilot.pause()
+        assert shown_ranks(target.table) == list(range(8))
+        titles = line(target.table, 0)
+        for title in ("RANK", "HOST", "STATUS", "PHASE", "COMPILE", "STEP", "LOSS", "STEP MS"):
+            assert title in titles
+        for title in ("PEAK MB", "ACTUAL MB", "DEVICE MB", "SILENT", "FIRST ERROR"):
+            assert title in titles
+        assert "ascend-910b-node01 finished" in line(target.table, 1)
+        assert "66%" in line(target.table, 1)
+        assert "OK" in header_text(target) and "8 finished" in header_text(target)
+        assert target.verdict_code == 0
+
+
+async def test_root_cause_shows_in_the_header_and_the_table() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(fixture_report("cpu_dp2_oom_alloc_failed")))
+        await pilot.pause()
+        text = header_text(target)
+        assert "FAILED" in text and "rank 1 failed first: oom" in text
+        assert "msrun_log/worker_1.log:20" in text and "2 ranks" in text
+        assert "oom msrun_log/worker_1.log:20" in line(target.table, 2)
+        await pilot.press("c")
+        assert target.table.cursor_rank == 1
+        assert target.verdict_code == 1
+
+
+async def test_keys_move_the_cursor_and_sort() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(synthetic(64)))
+        await pilot.pause()
+        await pilot.press("down", "j", "j")
+        assert target.table.cursor_rank == 3
+        await pilot.press("k")
+        assert target.table.cursor_rank == 2
+        await pilot.press("end")
+        assert target.table.cursor_rank == 63
+        assert target.table.scroll_y > 0
+        await pilot.press("home")
+        assert target.table.cursor_rank == 0 and target.table.scroll_y == 0
+        await pilot.press("r")
+        assert shown_ranks(target.table)[:3] == [63, 62, 61]
+        assert "RANK▼" in line(target.table, 0)
+        assert target.table.cursor_rank == 63, "a new sort starts at the top"
+        await pilot.press("s")
+        assert target.table.model.sort_key == "host"
+        assert "HOST▲" in line(target.table, 0)
+        await pilot.press("s", "s")
+        assert target.table.model.sort_key == "phase"
+        assert "sort phase" in str(target.filter_bar.query_one("#view-summary").render())
+
+
+async def test_new_data_reorders_rows_but_the_cursor_keeps_its_rank() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(synthetic(8)))
+        await pilot.pause()
+        target.table.sort_by("step", reverse=True)
+        await pilot.press("down", "down")
+        assert target.table.cursor_rank == 2
+        ranks = [rank_report(r, step=100 + (r == 6) * 50) for r in range(8)]
+        post(target, snapshot(dataclasses.replace(synthetic(8), ranks=tuple(ranks))))
+        await pilot.pause()
+        assert shown_ranks(target.table)[0] == 6, "rank 6 took the lead"
+        assert target.table.cursor_rank == 2
+
+
+async def test_mouse_sorts_by_a_clicked_title_and_opens_a_double_clicked_rank() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(oom_with_timeouts()))
+        await pilot.pause()
+        status_x = line(target.table, 0).index("STATUS")
+        await pilot.click(RankTable, offset=(status_x, 0))
+        assert target.table.model.sort_key == "status"
+        assert shown_ranks(target.table)[0] == 3
+        await pilot.click(RankTable, offset=(status_x, 0))
+        assert target.table.model.reverse
+        await pilot.click(RankTable, offset=(2, 3), times=2)
+        await pilot.pause()
+        assert isinstance(target.screen, RankDetail)
+        assert target.screen.rank.rank == shown_ranks(target.table)[2]
+
+
+async def test_filter_by_status_cycles_all_problems_and_each_status() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(oom_with_timeouts()))
+        await pilot.pause()
+        await pilot.press("f")
+        assert target.table.model.status_filter == "problems"
+        assert shown_ranks(target.table) == list(range(8))
+        await pilot.press("f")
+        assert target.table.model.status_filter == "failed"
+        assert shown_ranks(target.table) == [3]
+        await pilot.press("f")
+        assert shown_ranks(target.table) == [0, 1, 2, 4, 5, 6, 7]
+        await pilot.press("f")
+        assert target.table.model.status_filter == "all"
+
+
+async def test_filter_by_typed_text_and_rank_lists() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(synthetic(64)))
+        await pilot.pause()
+        await pilot.press("slash", *"node002")
+        assert isinstance(target.focused, Input)
+        assert shown_ranks(target.table) == list(range(16, 24))
+        await pilot.press("enter")
+        assert target.focused is target.table
+        await pilot.press("down")
+        assert target.table.cursor_rank == 17
+        await pilot.press("slash", *["backspace"] * 7, *"5-7,40")
+        assert shown_ranks(target.table) == [5, 6, 7, 40]
+        await pilot.press("escape")
+        assert shown_ranks(target.table) == list(range(64))
+        assert target.focused is target.table
+        await pilot.press("slash", *"no such rank")
+        assert shown_ranks(target.table) == []
+        assert "no rank matches the filter" in line(target.table, 1)
+
+
+async def test_detail_screen_opens_on_enter_and_closes_on_escape() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(fixture_report("cpu_dp2_oom_alloc_failed")))
+        await pilot.pause()
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        screen = target.screen
+        assert isinstance(screen, RankDetail) and screen.rank.rank == 1
+        log = screen.query_one("#detail-lines", RichLog)
+        assert log.lines, "the end of worker_1.log is shown"
+        findings = str(screen.query_one("#detail-findings").render())
+        assert "oom-memory-not-enough" in findings and "msrun_log/worker_1.log:20" in findings
+        assert "failed" in str(screen.query_one("#detail-figures").render())
+        await pilot.press("escape")
+        assert not isinstance(target.screen, RankDetail)
+        assert target.focused is target.table
+
+
+async def test_a_stalled_rank_shows_as_stalled() -> None:
+    report, silence = with_stalled(synthetic(16), rank=5, silent_s=312)
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(report, silence=silence))
+        await pilot.pause()
+        row = line(target.table, 6)
+        assert row.split()[:4] == ["5", "node000", "stalled", "train"]
+        assert "5m12s" in row and "stalled worker_5.log:1100" in row
+        assert "1 stalled" in header_text(target)
+        await pilot.press("f", "f")
+        assert target.table.model.status_filter == "stalled"
+        assert shown_ranks(target.table) == [5]
+
+
+async def test_a_thousand_snapshots_fold_to_the_last_and_keys_still_work() -> None:
+    target = CountingApp()
+    base = synthetic(256)
+    async with target.run_test(size=SIZE) as pilot:
+        for step in range(1000):
+            ranks = (rank_report(0, step=step), *base.ranks[1:])
+            report = dataclasses.replace(base, ranks=ranks)
+            target.post_message(SnapshotUpdated(snapshot(report)))
+            if step % 100 == 0:
+                raised = finding(f"rule-{step}", [step % 256], f"finding {step}")
+                target.post_message(FindingsRaised((raised,), None))
+        await pilot.pause()
+        await pilot.press("down")
+        assert target.table.cursor_rank == 1
+        assert target.table.model.rows[0].progress is not None
+        assert target.table.model.rows[0].progress.step == 999
+        assert target.applied < 100, "a backlog is folded, not replayed"
+        rules = {f.rule for f in target.findings.ordered()}
+        assert rules == {f"rule-{step}" for step in range(0, 1000, 100)}, "no finding is lost"
+
+
+async def test_pause_stops_the_table_but_not_the_findings() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(synthetic(8, step=10)))
+        await pilot.pause()
+        await pilot.press("p")
+        post(target, snapshot(synthetic(8, step=11), new_findings=()))
+        raised = finding("cann-ei0006", [0, 1, 2, 3, 4, 5, 6, 7], "EI0006", first=6)
+        target.post_message(FindingsRaised((raised,), None))
+        await pilot.pause()
+        assert target.table.model.rows[0].progress.step == 10  # type: ignore[union-attr]
+        assert [f.rule for f in target.findings.ordered()] == ["cann-ei0006"]
+        assert "paused · 1 updates waiting" in header_text(target)
+        await pilot.press("p")
+        assert target.table.model.rows[0].progress.step == 11  # type: ignore[union-attr]
+        assert "live" in header_text(target)
+
+
+async def test_findings_are_grouped_across_ranks_root_cause_first() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(oom_with_timeouts()))
+        await pilot.pause()
+        later = finding("late-rule", [1], "a later finding")
+        target.post_message(FindingsRaised((later,), None))
+        await pilot.pause()
+        ordered = [f.rule for f in target.findings.ordered()]
+        assert ordered[:2] == ["oom-memory-not-enough", "late-rule"]
+        body = str(target.findings.query_one("#findings-body").render())
+        assert "cann-ei0006 on ranks 0-2, 4-7 (7); first on rank 7" in body
+        assert "ROOT CAUSE" in body
+
+
+async def test_a_finding_the_verdict_drops_stays_but_is_marked_gone() -> None:
+    """Half-way through catching up, a rank looks silent; once its log is read, it is not."""
+    report = oom_with_timeouts()
+    silent = dataclasses.replace(
+        finding("silent-rank", [5], "Rank(s) 5 logged no fault"), role="root-cause"
+    )
+    early = dataclasses.replace(report, findings=(silent,), root_cause=None)
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(early, behind=3))
+        await pilot.pause()
+        assert "so far: faults, no root cause" in header_text(target)
+        post(target, snapshot(report))
+        await pilot.pause()
+        assert target.findings.ordered()[0].rule == "oom-memory-not-enough"
+        assert target.findings.ordered()[-1].rule == "silent-rank"
+        body = str(target.findings.query_one("#findings-body").render())
+        assert body.count("ROOT CAUSE") == 1
+        assert "gone  error   silent-rank on rank 5" in body
+        assert "1 gone" in str(target.findings.border_title)
+
+
+async def test_a_truncated_log_is_announced() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        target.post_message(FilesRestarted(("msrun_log/worker_0.log",)))
+        await pilot.pause()
+        notes = [n.message for n in target._notifications]
+        assert any("worker_0.log" in note and "new run" in note for note in notes)
+
+
+async def test_help_lists_the_keys_and_closes() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(target.screen, HelpScreen)
+        text = str(target.screen.query_one("Static").render())
+        for key in ("enter", "/", "p, space", "q, ctrl+c", "escape"):
+            assert key in text
+        await pilot.press("escape")
+        assert not isinstance(target.screen, HelpScreen)
+
+
+async def test_q_quits_with_the_verdicts_exit_code() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(fixture_report("cpu_dp2_oom_alloc_failed")))
+        await pilot.pause()
+        await pilot.press("q")
+    assert target.return_value == 1
+
+
+async def test_an_empty_directory_waits_for_logs() -> None:
+    target = app(targets=("empty_dir",))
+    async with target.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "waiting for rank logs" in line(target.table, 1)
+        assert "STARTING" in header_text(target) and "empty_dir" in header_text(target)
+
+
+class CountingApp(MsrunwatchApp):
+    """Counts the snapshots it applies."""
+
+    def __init__(self) -> None:
+        super().__init__(None, ("msrun_log",), clock=lambda: 0.0)
+        self.applied = 0
+
+    def apply(self, update: Update) -> None:
+        self.applied += 1
+        super().apply(update)

@@ -1,0 +1,116 @@
+"""End to end: the real `msrunwatch DIR` in a pseudo-terminal, as a user would run it.
+
+GIVEN a copy of a healthy two-rank run, WHEN an OOM line is appended to rank 1's log,
+THEN rank 1 turns failed on screen; WHEN q is pressed, THEN the process exits with
+triage's code for a failed run and leaves the terminal as it found it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tui_scenarios import healthy_copy, oom_line_for
+from vt_screen import Screen
+
+WIDTH, HEIGHT = 160, 40
+TIMEOUT_S = 20.0
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+
+
+class Terminal:
+    """A pseudo-terminal with a process in it, and the screen it drew."""
+
+    def __init__(self, argv: list[str], cwd: Path) -> None:
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", HEIGHT, WIDTH, 0, 0))
+        self.before = termios.tcgetattr(slave)
+        self.slave = slave
+        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(WIDTH), "LINES": str(HEIGHT)}
+        env.pop("NO_COLOR", None)
+        self.process = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, start_new_session=True
+        )
+        self.screen = Screen(WIDTH, HEIGHT)
+        self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+
+    def pump(self, seconds: float = 0.05) -> None:
+        """Read whatever the process wrote within `seconds`."""
+        ready, _, _ = select.select([self.master], [], [], seconds)
+        if ready:
+            try:
+                data = os.read(self.master, 1 << 16)
+            except OSError:  # the process is gone and the pty closed
+                return
+            self.screen.feed(self._decode(data))
+
+    def wait_for(self, condition: Callable[[Screen], bool], what: str) -> None:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not condition(self.screen):
+            assert self.process.poll() is None, f"exited early:\n{self.screen.text()}"
+            assert time.monotonic() < deadline, f"no {what} on screen:\n{self.screen.text()}"
+            self.pump()
+
+    def press(self, keys: bytes) -> None:
+        os.write(self.master, keys)
+
+    def wait_exit(self) -> int:
+        deadline = time.monotonic() + TIMEOUT_S
+        while self.process.poll() is None:
+            assert time.monotonic() < deadline, f"did not exit:\n{self.screen.text()}"
+            self.pump()
+        for _ in range(20):
+            self.pump(0.01)
+        return self.process.returncode
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        os.close(self.master)
+        os.close(self.slave)
+
+
+def rank_row(screen: Screen, rank: int, status: str) -> bool:
+    """A table row of this rank reads this status."""
+    return any(
+        line.split()[:1] == [str(rank)] and status in line.split()[1:4] for line in screen.lines()
+    )
+
+
+@pytest.mark.slow
+def test_a_rank_turns_failed_on_screen_and_q_restores_the_terminal(tmp_path: Path) -> None:
+    run = healthy_copy(tmp_path)
+    root = Path(__file__).resolve().parents[2]
+    terminal = Terminal([sys.executable, "-m", "msrunwatch", str(run)], cwd=root)
+    try:
+        terminal.wait_for(lambda s: rank_row(s, 0, "finished"), "rank 0 finished")
+        terminal.wait_for(lambda s: rank_row(s, 1, "finished"), "rank 1 finished")
+        assert "OK" in terminal.screen.text() and "no faults" in terminal.screen.text()
+
+        log = run / "msrun_log" / "worker_1.log"
+        with log.open("a") as fh:
+            fh.write(oom_line_for(log))
+
+        terminal.wait_for(lambda s: rank_row(s, 1, "failed"), "rank 1 failed")
+        terminal.wait_for(lambda s: "rank 1 failed first: oom" in s.text(), "the root cause")
+        assert rank_row(terminal.screen, 0, "finished")
+
+        terminal.press(b"q")
+        assert terminal.wait_exit() == 1, "the exit code of a failed run"
+        assert terminal.screen.exited_alternate, "left the alternate screen"
+        assert termios.tcgetattr(terminal.slave) == terminal.before, "terminal modes restored"
+    finally:
+        terminal.close()
