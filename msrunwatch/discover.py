@@ -162,26 +162,41 @@ def _rank_dir(here: Path, root: Path) -> int | None:
     return None
 
 
+def candidates(target: str) -> list[tuple[Path, int | None]]:
+    """Files of a target worth classifying, without reading any (the live view lists these
+    often and opens only the new ones)."""
+    root = Path(target)
+    if root.is_file():
+        return [(root, None)]
+    if not root.is_dir():
+        raise DiscoveryError(f"{target}: no such file or directory")
+    return _walk(root)
+
+
+def log_file(target: str, path: Path, dir_rank: int | None) -> LogFile | None:
+    """One candidate as a LogFile, or None when it is not a log (yet: it may be empty)."""
+    classified = _classify(path, dir_rank)
+    if classified is None:
+        return None
+    role, rank = classified
+    root = Path(target)
+    rel = path.name if root.is_file() else path.relative_to(root).as_posix()
+    return LogFile(path, rel, target, role, rank, _size(path))
+
+
 def discover_target(target: str) -> list[LogFile]:
     """The log files of one target (a directory or a single file)."""
     root = Path(target)
     if not root.exists():
         raise DiscoveryError(f"{target}: no such file or directory")
-    if root.is_file():
-        classified = _classify(root, None)
-        if classified is None:
-            raise DiscoveryError(f"{target}: not an msrun or MindSpore log")
-        role, rank = classified
-        return [LogFile(root, root.name, target, role, rank, _size(root))]
-    files = []
-    for path, dir_rank in _walk(root):
-        classified = _classify(path, dir_rank)
-        if classified is not None:
-            role, rank = classified
-            rel = path.relative_to(root).as_posix()
-            files.append(LogFile(path, rel, target, role, rank, _size(path)))
+    files = [
+        found
+        for path, dir_rank in candidates(target)
+        if (found := log_file(target, path, dir_rank)) is not None
+    ]
     if not files:
-        raise DiscoveryError(f"{target}: no msrun logs found")
+        kind = "not an msrun or MindSpore log" if root.is_file() else "no msrun logs found"
+        raise DiscoveryError(f"{target}: {kind}")
     return files
 
 

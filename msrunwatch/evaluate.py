@@ -34,9 +34,9 @@ class Context:
     quiet_s: Mapping[tuple[str, str], float] | None = None
     """Live view: seconds since each file (log_dir, path) last grew, by the wall clock."""
     stall_after_s: float = 120.0
+    """A rank silent longer than this (and than 10 of its steps) while others write is stalled."""
     caught_up: bool = True
     """Live view: every file was read to its end (until then, silences mean nothing)."""
-    """A rank silent longer than this (and than 10 of its steps) while others write is stalled."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def _rank_state(rank: RankFacts, status: Status, ctx: Context) -> dict[str, Any]
     progress = next((f.progress for f in rank.files if f.progress), None)
     c = rank.primary.compile
     used = memory.used_mb if memory else None
-    silence = _silence(rank, ctx)
+    silence = silence_of(rank, ctx)
     return {
         "rank": rank.rank,
         "status": status.value,
@@ -87,7 +87,7 @@ def _rank_state(rank: RankFacts, status: Status, ctx: Context) -> dict[str, Any]
     }
 
 
-def _silence(rank: RankFacts, ctx: Context) -> float | None:
+def silence_of(rank: RankFacts, ctx: Context) -> float | None:
     """Seconds since any of the rank's files grew (live view only)."""
     if ctx.quiet_s is None:
         return None
@@ -158,8 +158,9 @@ def rank_envs(
     stages = {k: _stage(states, k) for k in {s["stage"] for s in states}}
     starts = [t for r in run.ranks if (t := r.first_time) is not None]
     if ctx.now is not None and starts:
+        age = ctx.now - min(starts)
         for state in states:
-            state["age_s"] = ctx.now - min(starts)
+            state["age_s"] = age
     return [(r, {**s, **shared, **stages[s["stage"]]}) for r, s in zip(ranks, states, strict=True)]
 
 

@@ -305,6 +305,22 @@ class Extractor:
         self._new_record()
         self._memory.close()
 
+    def news(self) -> tuple[object, ...]:
+        """What can change a verdict at once: a new kind of fault line, the log's normal
+        end, the scheduler's or msrun's word on a worker. The live view judges again as
+        soon as this changes, and otherwise waits (steps alone are not urgent)."""
+        return (
+            len(self._hits),
+            len(self._pending),
+            self._finished_line,
+            self._rank_from_log,
+            len(self._registrations),
+            len(self._unregistered),
+            len(self._worker_exits),
+            self._kill_all_time,
+            self._all_ok,
+        )
+
     def facts(self, lines: int) -> FileFacts:
         """A frozen copy of what the file has said so far."""
         pending = {_key(h): h for h in self._pending}

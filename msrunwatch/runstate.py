@@ -86,15 +86,18 @@ class RunFacts:
 def _merge_by_process(workers: Sequence[FileFacts]) -> list[list[FileFacts]]:
     """Group files written by the same process: same pid and no conflicting rank."""
     groups: list[list[FileFacts]] = []
+    by_pid: dict[int, list[list[FileFacts]]] = {}
     for facts in sorted(workers, key=_primary_first):
-        for group in groups:
+        candidates = by_pid.get(facts.pid, []) if facts.pid is not None else []
+        for group in candidates:
             head = group[0]
-            same_pid = facts.pid is not None and facts.pid == head.pid
-            if same_pid and (facts.rank is None or head.rank is None or facts.rank == head.rank):
+            if facts.rank is None or head.rank is None or facts.rank == head.rank:
                 group.append(facts)
                 break
         else:
             groups.append([facts])
+            if facts.pid is not None:
+                by_pid.setdefault(facts.pid, []).append(groups[-1])
     return groups
 
 

@@ -66,6 +66,10 @@ class FileScanner:
         """Everything read so far, frozen."""
         return self.extractor.facts(self._lines)
 
+    def news(self) -> tuple[object, ...]:
+        """Changes when the file says something urgent (see Extractor.news)."""
+        return self.extractor.news()
+
     def _flush_carry(self) -> None:
         buf = b"\n" + self._carry[:MAX_LINE] + b"\n"
         self._scan(buf, len(buf) - 1)

@@ -42,10 +42,12 @@ def rank_status(
     run: RunFacts,
     run_failed: bool,
     lost_first: bool = False,
+    writing: bool = False,
 ) -> tuple[Status, str]:
     """Status and a short reason, strongest evidence first.
 
     lost_first: the scheduler lost this rank before any other (and its log says nothing).
+    writing: the live view saw its log grow just now, so it has not been killed (yet).
     """
     errors = [s for s in own if s.rule.severity is Severity.ERROR]
     causes = [s for s in errors if s.rule.role is Role.CAUSE]
@@ -76,6 +78,6 @@ def rank_status(
             Status.FAILED,
             "the scheduler lost it first; its log shows no fault (a crash or kill)",
         )
-    if run_failed and rank.lines:
+    if run_failed and rank.lines and not writing:
         return Status.KILLED, "its log stops after another rank failed"
     return phase(rank), ""

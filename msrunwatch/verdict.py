@@ -7,7 +7,14 @@ from dataclasses import replace
 from typing import Any
 
 from msrunwatch import rootcause as rc
-from msrunwatch.evaluate import Context, Synthetic, rank_sightings, run_aggregates, run_findings
+from msrunwatch.evaluate import (
+    Context,
+    Synthetic,
+    rank_sightings,
+    run_aggregates,
+    run_findings,
+    silence_of,
+)
 from msrunwatch.findings import Sighting, group, sightings
 from msrunwatch.model import Role, Severity, Status
 from msrunwatch.report.types import Finding, FirstError, RankReport, Report, RootCause
@@ -16,6 +23,9 @@ from msrunwatch.runstate import RankFacts, RunFacts
 from msrunwatch.status import rank_status
 
 ENDED = (Status.FAILED, Status.KILLED, Status.TIMED_OUT)
+WRITING_S = 10.0
+"""Live view: a rank whose log grew this recently is alive, even after another failed
+(msrun stops the others within seconds; until their logs stop, they are not "killed")."""
 Statuses = dict[int, tuple[Status, str]]
 
 
@@ -46,15 +56,31 @@ def _lost(found: Sequence[Sighting]) -> tuple[set[int], int | None]:
     return lost, (named[1] if named else None)
 
 
+def _writing(run: RunFacts, ctx: Context) -> set[int]:
+    """Live view: ranks whose log grew within WRITING_S (a rank still writing is not dead)."""
+    out = set()
+    for rank in run.ranks:
+        silence = silence_of(rank, ctx)
+        if silence is not None and silence < WRITING_S:
+            out.add(rank.rank)
+    return out
+
+
 def _statuses(
-    run: RunFacts, own: Mapping[int, list[Sighting]], found: Sequence[Sighting]
+    run: RunFacts, own: Mapping[int, list[Sighting]], found: Sequence[Sighting], ctx: Context
 ) -> Statuses:
     lost, first = _lost(found)
     failed = _failed(own, run, lost | ({first} if first is not None else set()))
     quiet = {r for r, sights in own.items() if sights}
+    writing = _writing(run, ctx)
     result = {
         r.rank: rank_status(
-            r, own.get(r.rank, []), run, failed, lost_first=r.rank == first and r.rank not in quiet
+            r,
+            own.get(r.rank, []),
+            run,
+            failed,
+            lost_first=r.rank == first and r.rank not in quiet,
+            writing=r.rank in writing,
         )
         for r in run.ranks
     }
@@ -291,7 +317,7 @@ def judge(
     """The verdict on a run."""
     ctx = _with_stages(run, ctx or Context())
     found = sightings(run, {r.id: r for r in rules})
-    statuses = _statuses(run, _own(found), found)
+    statuses = _statuses(run, _own(found), found, ctx)
     plain = {r: s for r, (s, _) in statuses.items()}
     found = sorted([*found, *rank_sightings(rules, run, plain, ctx)], key=lambda s: s.sort_key)
     own = _own(found)

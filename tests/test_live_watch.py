@@ -36,7 +36,7 @@ from tests.conftest import FIXTURES
 HEALTHY = FIXTURES / "cpu_dp2_success_glog2" / "msrun_log"
 FAILING = FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log"
 DEADLINE_S = 20.0
-"""Longest wait for one change: the polling observer, the 1 s sweep, the 2 s rescan."""
+"""Longest wait for one change: the 2 s rescan that finds new files without events."""
 OLD = 1_600_000_000
 """mtime given to the files msrunwatch must leave alone."""
 
@@ -170,7 +170,8 @@ def test_live_watch_follows_appends_truncation_rotation_and_deletion(
     healthy = {n: lines(HEALTHY / n) for n in ("scheduler.log", "worker_0.log", "worker_1.log")}
     failing_1 = lines(FAILING / "worker_1.log")
     for name, content in healthy.items():
-        (log_dir / name).write_bytes(b"".join(content[:10]))
+        if name != "worker_0.log":  # rank 0 starts once the watcher runs
+            (log_dir / name).write_bytes(b"".join(content[:10]))
     (log_dir / "notes.md").write_text("not a log; msrunwatch must not touch it\n")
     for untouched in ("scheduler.log", "notes.md"):
         os.utime(log_dir / untouched, (OLD, OLD))
@@ -178,12 +179,13 @@ def test_live_watch_follows_appends_truncation_rotation_and_deletion(
 
     watch = Watch(log_dir, rules, tmp_path / "events.jsonl", poll)
     try:
-        # the watcher itself reports a write (not only the engine's own 1 s sweep)
+        watch.tick()
         worker_0 = log_dir / "worker_0.log"
-        writer.submit(lambda: dribble(worker_0, healthy["worker_0.log"][10]))
+        writer.submit(lambda: dribble(worker_0, b"".join(healthy["worker_0.log"][:11])))
+        # the observer itself reports the new file (not only the engine's own rescan)
         deadline = time.monotonic() + DEADLINE_S
         while not watch.live.dirty.wake.is_set():
-            assert time.monotonic() < deadline, "the observer reported no event"
+            assert time.monotonic() < deadline, "the observer reported no new file"
             watch.live.dirty.wake.wait(0.05)
         dirty = watch.live.dirty.drain()
         assert worker_0 in dirty or worker_0.resolve() in dirty
@@ -381,3 +383,86 @@ def test_a_restarted_run_failing_again_is_announced(failing_copy: Path, rules: l
     again = live.tick()
     live.close()
     assert "oom-memory-not-enough" in {f.rule for f in again.new_findings}
+
+
+class StillClock:
+    """A clock that moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 2_000_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_steps_wait_for_the_judging_budget_but_a_fault_is_judged_at_once(
+    tmp_path: Path, rules: list[Rule]
+) -> None:
+    log_dir = tmp_path / "msrun_log"
+    shutil.copytree(HEALTHY, log_dir)
+    worker_0 = log_dir / "worker_0.log"
+    worker_0.write_bytes(b"".join(lines(HEALTHY / "worker_0.log")[:31]))  # up to step 2
+    clock = StillClock()
+    live = LiveRun([str(log_dir)], rules, clock=clock)
+    first = live.tick()
+    step = lambda u: next(r for r in u.report.ranks if r.rank == 0).progress.step  # noqa: E731
+    assert step(first) == 2
+
+    with worker_0.open("ab") as fh:
+        fh.write(lines(HEALTHY / "worker_0.log")[31])  # step 3, at the same instant
+    same = live.tick()
+    assert same.report is first.report and same.bytes_read > 0 and same.silence == {}
+
+    clock.now += 1.0  # a verdict is never older than JUDGE_S
+    assert step(live.tick()) == 3
+
+    oom = lines(FAILING / "worker_1.log")[19]
+    with worker_0.open("ab") as fh:
+        fh.write(oom)  # a fault: no waiting for the budget
+    urgent = live.tick()
+    live.close()
+    assert urgent.report.root_cause is not None and urgent.report.root_cause.ranks == (0,)
+    assert "oom-memory-not-enough" in {f.rule for f in urgent.new_findings}
+
+
+def test_a_rank_still_writing_after_another_failed_is_not_killed(
+    tmp_path: Path, rules: list[Rule]
+) -> None:
+    log_dir = tmp_path / "msrun_log"
+    shutil.copytree(FIXTURES / "cpu_dp2_exception_rank1" / "msrun_log", log_dir)
+    clock = StillClock()
+    worker_0 = log_dir / "worker_0.log"
+    os.utime(worker_0, (clock.now - 60, clock.now - 60))
+    live = LiveRun([str(log_dir)], rules, clock=clock)
+    quiet = live.tick()
+    assert next(r for r in quiet.report.ranks if r.rank == 0).status.value == "killed"
+
+    clock.now += 2.0
+    with worker_0.open("ab") as fh:
+        fh.write(lines(HEALTHY / "worker_0.log")[29])  # it logs on: msrun has not stopped it
+    os.utime(worker_0, (clock.now, clock.now))
+    writing = live.tick()
+    live.close()
+    rank_0 = next(r for r in writing.report.ranks if r.rank == 0)
+    assert rank_0.status.value == "training"
+    assert writing.report.root_cause is not None and writing.report.root_cause.ranks == (1,)
+
+
+def test_a_file_that_was_empty_is_followed_once_it_is_a_log(
+    tmp_path: Path, rules: list[Rule]
+) -> None:
+    log_dir = tmp_path / "msrun_log"
+    shutil.copytree(HEALTHY, log_dir)
+    extra = log_dir / "rank_2" / "glog.txt"  # no worker_N name: known by its content only
+    extra.parent.mkdir()
+    extra.write_bytes(b"")
+    live = LiveRun([str(log_dir)], rules, clock=Clock())
+    live.tick()
+    assert extra.resolve() not in live.paths()
+    extra.write_bytes(
+        b"".join(lines(HEALTHY / "worker_1.log")[:12]).replace(b"rank id: 1", b"rank id: 2")
+    )
+    update = live.tick()
+    live.close()
+    assert extra.resolve() in live.paths()
+    assert 2 in {r.rank for r in update.report.ranks}

@@ -1,21 +1,23 @@
 """The live engine: tails every log of a run and judges it again as it grows.
 
 One thread owns a LiveRun and calls `tick()`; nothing in here is shared with other
-threads except the DirtySet the file watcher fills. Each tick reads what is new (at most
-`per_tick` bytes in all, so catching up on a large run never blocks the view), feeds the
-same scanners triage uses, and returns an immutable `Update`: the whole verdict, plus what
-changed since the last one (new findings are never folded away).
+threads except the DirtySet the file watcher fills. Each tick stats every followed file
+and reads what is new (at most `per_tick` bytes in all, so catching up on a large run never
+blocks the view) into the same scanners triage uses. The verdict is recomputed at once when
+a file says something urgent (a new fault, a restart, a new file) and otherwise at a pace
+set by what judging costs, so a thousand busy ranks cannot make the engine spend all its
+time re-judging steps. Each tick returns an immutable `Update`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msrunwatch.discover import DiscoveryError, LogFile, console_file, discover_target
+from msrunwatch.discover import DiscoveryError, LogFile, candidates, console_file, log_file
 from msrunwatch.evaluate import Context
 from msrunwatch.live.tail import Change, FileTail
 from msrunwatch.model import FileFacts, Status
@@ -30,16 +32,17 @@ PER_FILE = 4 << 20
 """Bytes read from one file per tick: large enough to catch up fast, small enough to share."""
 PER_TICK = 32 << 20
 """Bytes read per tick in all: the bound on one tick's work while catching up."""
-SWEEP_S = 1.0
-"""Every file is stat'ed this often even without an event (network file systems)."""
 RESCAN_S = 2.0
-"""New files (workers start after the scheduler) are looked for this often."""
+"""New files are looked for this often even without a file event (network file systems)."""
 JUDGE_S = 1.0
 """The verdict is recomputed at least this often, so silences grow without new lines."""
+JUDGE_SHARE = 0.1
+"""Share of the engine's time that re-judging for steps alone may take: a verdict that
+costs 50 ms is recomputed for new steps every 0.5 s, one that costs 1 ms every tick."""
 
 
 class DirtySet:
-    """Paths the watcher saw change; the watcher thread only ever adds to it."""
+    """Paths the watcher saw created, moved or deleted; its thread only ever adds to it."""
 
     def __init__(self) -> None:
         self._paths: set[Path] = set()
@@ -64,6 +67,8 @@ class _Tracked:
     tail: FileTail
     scanner: FileScanner
     facts: FileFacts | None = None
+    stale: bool = True
+    """Bytes were read since `facts` was taken (facts are taken only to judge)."""
     mtime: float | None = None
     behind: bool = True
     """More bytes are known to be waiting (catch-up, or a burst bigger than one read)."""
@@ -78,7 +83,8 @@ class Update:
     status_changes: tuple[tuple[int, Status | None, Status], ...] = ()
     """(rank, old status or None for a new rank, new status)."""
     silence: dict[int, float] = field(default_factory=dict)
-    """Seconds since each rank's log last grew (wall clock)."""
+    """Seconds since each rank's log last grew (wall clock), when this tick judged; empty
+    on a tick that did not (the report is then the previous one): add the time elapsed."""
     bytes_read: int = 0
     behind: int = 0
     """Files with bytes still waiting to be read."""
@@ -110,29 +116,53 @@ class LiveRun:
         self.dirty = DirtySet()
         self._matcher = LineMatcher(rules)
         self._files: dict[Path, _Tracked] = {}
-        self._last_sweep = self._last_rescan = self._last_judge = float("-inf")
+        self._known: dict[Path, Path] = {}
+        """Every listed path, to its resolved key once it is followed."""
+        self._not_logs: dict[Path, int] = {}
+        """Listed files that were not logs, with their size then (looked at again on growth)."""
+        self._last_rescan = self._last_judge = float("-inf")
+        self._judge_gap = 0.0
         self._previous: Report | None = None
         self._seen: dict[tuple[str, str], tuple[int, ...]] = {}
-        self._changed = True
+        self._urgent = True
 
     # -- files ------------------------------------------------------------------------
 
-    def _discover(self) -> Iterable[LogFile]:
+    def _rescan(self) -> None:
+        """Follow files that appeared; only paths never seen before are opened."""
         for target in self.targets:
             try:
-                yield from discover_target(target)
-            except DiscoveryError:
-                continue  # an empty directory fills up once the job starts
+                listed = candidates(target)
+            except (DiscoveryError, OSError):
+                continue  # not there yet: the job has not started
+            for path, dir_rank in listed:
+                if path not in self._known and self._worth_a_look(path):
+                    self._follow(path, log_file(target, path, dir_rank))
         for console in self.consoles:
-            if Path(console).is_file():
-                yield console_file(console)
+            path = Path(console)
+            if path not in self._known and path.is_file():
+                self._follow(path, console_file(console))
 
-    def _rescan(self) -> None:
-        for log in self._discover():
-            key = log.path.resolve()
-            if key not in self._files:
-                self._files[key] = _Tracked(log, FileTail(log.path), self._scanner(log))
-                self._changed = True
+    def _worth_a_look(self, path: Path) -> bool:
+        """New, or not a log when last seen but grown since (an empty file fills up)."""
+        size = self._not_logs.get(path)
+        if size is None:
+            return True
+        try:
+            return path.stat().st_size != size
+        except OSError:
+            return False
+
+    def _follow(self, path: Path, log: LogFile | None) -> None:
+        if log is None:
+            self._not_logs[path] = _size(path)
+            return
+        self._not_logs.pop(path, None)
+        key = path.resolve()
+        self._known[path] = key
+        if key not in self._files:
+            self._files[key] = _Tracked(log, FileTail(log.path), self._scanner(log))
+            self._urgent = True
 
     def _scanner(self, log: LogFile) -> FileScanner:
         return FileScanner(log.rel, log.log_dir, log.role, self._matcher, log.rank_from_name)
@@ -147,29 +177,28 @@ class LiveRun:
         restarted = None
         if got.change in (Change.TRUNCATED, Change.REPLACED):
             tracked.scanner = self._scanner(tracked.log)
-            tracked.facts = None
+            tracked.facts, tracked.stale, self._urgent = None, True, True
             restarted = tracked.log.rel
         if got.mtime is not None:
             tracked.mtime = got.mtime
         if got.data:
+            news = tracked.scanner.news()
             tracked.scanner.feed(got.data)
+            tracked.stale = True
+            self._urgent = self._urgent or tracked.scanner.news() != news
         tracked.behind = len(got.data) >= min(PER_FILE, budget) > 0
-        if got.data or restarted or tracked.facts is None:
-            tracked.facts = tracked.scanner.facts()
-            self._changed = True
         return len(got.data), restarted
 
     # -- ticks ------------------------------------------------------------------------
 
     def tick(self) -> Update:
-        """Read what is new, judge again if anything changed, and say what is new."""
+        """Read what is new, judge again when it is due, and say what is new."""
         now = self.clock()
-        if now - self._last_rescan >= RESCAN_S:
+        if self.dirty.drain() or now - self._last_rescan >= RESCAN_S:
             self._rescan()
             self._last_rescan = now
-        due = self._due(now)
         budget, read, restarted = self.per_tick, 0, []
-        for tracked in due:
+        for tracked in self._files.values():
             if budget <= 0:
                 tracked.behind = True
                 continue
@@ -178,31 +207,30 @@ class LiveRun:
             read += n
             if restart:
                 restarted.append(restart)
-        return self._judge(now, read, restarted)
-
-    def _due(self, now: float) -> list[_Tracked]:
-        dirty = {p.resolve() for p in self.dirty.drain()}
-        sweep = now - self._last_sweep >= SWEEP_S
-        if sweep:
-            self._last_sweep = now
-        return [
-            t
-            for key, t in self._files.items()
-            if sweep or t.behind or key in dirty or t.facts is None
-        ]
-
-    def _silence(self, now: float) -> dict[tuple[str, str], float]:
-        return {
-            (t.log.log_dir, t.log.rel): max(now - t.mtime, 0.0)
-            for t in self._files.values()
-            if t.mtime is not None
-        }
-
-    def _judge(self, now: float, read: int, restarted: list[str]) -> Update:
         behind = sum(1 for t in self._files.values() if t.behind)
-        if not self._changed and self._previous is not None and now - self._last_judge < JUDGE_S:
+        if not self._judge_due(now, behind):
+            assert self._previous is not None
             return Update(self._previous, (), (), {}, read, behind, tuple(restarted), now)
-        self._changed, self._last_judge = False, now
+        return self._judge(now, read, behind, restarted)
+
+    def _judge_due(self, now: float, behind: int) -> bool:
+        """At once for urgent news; while catching up, once a JUDGE_S (what is read then
+        happened in the past); for new steps alone, when the judging budget allows."""
+        since = now - self._last_judge
+        if self._previous is None or since >= JUDGE_S:
+            return True
+        if behind:
+            return False
+        if self._urgent:
+            return True
+        return since >= self._judge_gap and any(t.stale for t in self._files.values())
+
+    def _judge(self, now: float, read: int, behind: int, restarted: list[str]) -> Update:
+        began = time.perf_counter()
+        self._urgent, self._last_judge = False, now
+        for t in self._files.values():
+            if t.stale or t.facts is None:
+                t.facts, t.stale = t.scanner.facts(), False
         facts = [t.facts for t in self._files.values() if t.facts is not None]
         quiet = self._silence(now)
         run = assemble(self.targets, facts)
@@ -221,7 +249,15 @@ class LiveRun:
             now,
         )
         self._previous = report
+        self._judge_gap = min((time.perf_counter() - began) / JUDGE_SHARE, JUDGE_S)
         return update
+
+    def _silence(self, now: float) -> dict[tuple[str, str], float]:
+        return {
+            (t.log.log_dir, t.log.rel): max(now - t.mtime, 0.0)
+            for t in self._files.values()
+            if t.mtime is not None
+        }
 
     def _new_findings(self, report: Report) -> tuple[Finding, ...]:
         """Findings not seen before, or spread to more ranks; a finding the current report no
@@ -257,3 +293,10 @@ def _rank_silence(run: RunFacts, quiet: dict[tuple[str, str], float]) -> dict[in
         if values:
             out[rank.rank] = min(values)
     return out
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1

@@ -52,12 +52,14 @@ class FileTail:
         """The file was seen deleted: if the path comes back, it is another file."""
         self._head = b""
         """The file's first bytes: rewritten from the start, they change."""
+        self._seen: tuple[int, int] | None = None
+        """(size, mtime_ns) at the last read: the same again means nothing happened."""
 
     def close(self) -> None:
         """Release the descriptor."""
         if self._fd is not None:
             os.close(self._fd)
-            self._fd, self._identity = None, None
+            self._fd, self._identity, self._seen = None, None, None
 
     def _open(self) -> os.stat_result | None:
         try:
@@ -92,6 +94,9 @@ class FileTail:
             return Read(b"", Change.DELETED)
         else:
             change = Change.NONE
+            idle = self._fd is not None and (st.st_size, st.st_mtime_ns) == self._seen
+            if idle and st.st_size == self.offset:
+                return Read(b"", change, st.st_size, st.st_mtime)  # the common case: idle
         if self._fd is None:
             opened = self._open()
             if opened is None:
@@ -103,6 +108,7 @@ class FileTail:
             self.offset, self._head = 0, b""
             change = Change.TRUNCATED
         data = self._pread(min(max_bytes, st.st_size - self.offset))
+        self._seen = (st.st_size, st.st_mtime_ns)
         return Read(data, change, st.st_size, st.st_mtime)
 
     def _same_head(self) -> bool:

@@ -24,10 +24,10 @@ from msrunwatch.model import Status
 from msrunwatch.report import jsonout
 from msrunwatch.report.types import Report
 
-TICK_S = 0.25
-"""Longest wait between two ticks."""
-MIN_GAP_S = 0.1
-"""Shortest wait between two ticks: a busy log must not make the loop spin."""
+TICK_S = 0.1
+"""Period of the ticks: each one stats every followed file, so this bounds the latency."""
+MIN_GAP_S = 0.02
+"""Shortest pause between two ticks, even after a slow one, so the loop never spins."""
 RUNNING = frozenset({Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED})
 """Statuses of a rank that has not ended yet."""
 
@@ -69,6 +69,7 @@ class Headless:
         self._caught_up = False
         self._stop = StopSignals(lambda: self.live.dirty.wake.set())
         self._started = False
+        self._tick_began = 0.0
 
     # -- setup and teardown
 
@@ -128,6 +129,7 @@ class Headless:
         """
         if not self._started:
             self.start()
+        self._tick_began = time.monotonic()
         update = self.live.tick()
         self._publish(update)
         if self.exit_when_done and self.done(update):
@@ -261,13 +263,14 @@ class Headless:
         )
 
     def _wait(self) -> None:
-        """Until the next tick: no wait while catching up, else MIN_GAP_S to TICK_S."""
+        """Until the next tick: none while catching up, else the rest of the period (a new
+        file or a stop signal wakes it early), and never less than MIN_GAP_S."""
         if self._behind():
             return
-        gap = min(MIN_GAP_S, self.tick_s)
-        time.sleep(gap)  # a floor, so a busy log does not make the loop spin
-        if self._stop.signum is None:
-            self.live.dirty.wake.wait(max(self.tick_s - gap, 0.0))
+        rest = self.tick_s - (time.monotonic() - self._tick_began)
+        time.sleep(min(MIN_GAP_S, self.tick_s))
+        if self._stop.signum is None and rest > MIN_GAP_S:
+            self.live.dirty.wake.wait(rest - MIN_GAP_S)
 
     def _behind(self) -> bool:
         snap = self.collector.snapshot
