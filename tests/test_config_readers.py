@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from msrunwatch.config.derive import derive
 from msrunwatch.config.model import TrainingConfig
 from msrunwatch.config.readers import EXTRA_NAMES, ConfigError, read_config, read_msrun
 from msrunwatch.config.readers.arith import ArithError, evaluate
@@ -359,6 +360,102 @@ def test_yaml_gelu_is_not_swiglu(tmp_path: Path) -> None:
         tmp_path, "model:\n  model_config:\n    type: LlamaConfig\n    hidden_act: gelu\n"
     )
     assert config.get("swiglu") is False
+
+
+# -- MindFormers swap_config ------------------------------------------------------------------
+
+SWAP_YAML = """\
+parallel_config:
+  pipeline_stage: 2
+recompute_config:
+  recompute: [0, 3]
+swap_config:
+  swap: True
+  layer_swap:
+    - backward_prefetch: 20
+      layers: [3, 1]
+    - backward_prefetch: 20
+      layers: False
+  op_swap:
+    - op_name: 'attention'
+      backward_prefetch: 20
+      layers: [0, 1]
+    - op_name: ['attention', 'feed_forward\\.mul']
+      backward_prefetch: 10
+      layers: [2]
+"""
+
+
+def test_yaml_swap_config_is_read_and_located(tmp_path: Path) -> None:
+    config = yaml_config(tmp_path, SWAP_YAML)
+    assert config.get("swap") is True
+    assert config.get("layer_swap") == [1, 3]
+    assert config.get("op_swap") == {"attention": [0, 1, 2], "feed_forward\\.mul": [2]}
+    lines = {
+        n: (s.line, s.text.strip())
+        for n in ("swap", "layer_swap", "op_swap")
+        if (s := config.where(n))
+    }
+    assert lines == {
+        "swap": (6, "swap: True"),
+        "layer_swap": (7, "layer_swap:"),
+        "op_swap": (12, "op_swap:"),
+    }
+    env = derive(config)
+    assert env["swap_recompute_conflicts"] == [
+        "layer 3 (layer_swap and recompute)",
+        "attention in layer 0 (op_swap and recompute)",
+    ]
+    assert env["estimated_used_mb"] is None  # swap is not modelled by the estimate
+
+
+def test_yaml_swap_defaults(tmp_path: Path) -> None:
+    off = yaml_config(tmp_path, "parallel_config:\n  pipeline_stage: 2\n")
+    assert (off.get("swap"), off.get("layer_swap"), off.get("op_swap")) == (False, [], {})
+    assert off.where("swap") is None and derive(off)["swap_recompute_conflicts"] == []
+    on = yaml_config(tmp_path, "recompute_config:\n  recompute: True\nswap_config:\n  swap: True\n")
+    assert on.get("op_swap") == {r".*\.flash_attention": True}  # MindFormers' default swap
+    assert derive(on)["swap_recompute_conflicts"] == ["every layer and operator (recompute: True)"]
+
+
+@pytest.mark.parametrize(
+    ("block", "name", "line", "needle"),
+    [
+        ("swap_config: True\n", "swap", 3, "swap_config is True, not a mapping"),
+        ("swap_config:\n  swap: 'yes'\n", "swap", 4, "swap is 'yes', not True or False"),
+        ("swap_config:\n  swap: True\n  layer_swap: 3\n", "layer_swap", 5, "layer_swap is 3"),
+        (
+            "swap_config:\n  swap: True\n  layer_swap:\n    - backward_prefetch: 1\n      layers: '0-3'\n",
+            "layer_swap",
+            7,
+            "layer_swap layers is '0-3', not True, False or a list of layer numbers",
+        ),
+        (
+            "swap_config:\n  swap: True\n  layer_swap:\n    - {backward_prefetch: 1, layers: [[0, 1]]}\n",
+            "layer_swap",
+            6,
+            "not True, False or a list of layer numbers",
+        ),
+        (
+            "swap_config:\n  swap: True\n  op_swap:\n    mul: [{backward_prefetch: 1, layers: [2]}]\n",
+            "op_swap",
+            5,
+            "op_swap item has no op_name",
+        ),
+        ("swap_config:\n  swap: True\n  op_swap: [attention]\n", "op_swap", 5, "not a mapping"),
+    ],
+)
+def test_yaml_malformed_swap_config_is_unresolved(
+    tmp_path: Path, block: str, name: str, line: int, needle: str
+) -> None:
+    """Never a traceback, never a guess: the reason, at the line, and no verdict on swap."""
+    config = yaml_config(tmp_path, "recompute_config:\n  recompute: [0]\n" + block)
+    value = config.values[name]
+    assert value.value is None and needle in (value.unresolved or "")
+    assert value.source is not None and value.source.line == line
+    env = derive(config)
+    assert env["swap_recompute_conflicts"] is None
+    assert any(item.startswith(f"{name}: ") for item in env["unresolved"])
 
 
 # -- launch scripts: expansion, quoting, arithmetic ---------------------------------------------

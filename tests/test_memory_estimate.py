@@ -396,3 +396,12 @@ def test_json_has_stable_fields_rounded_to_one_decimal() -> None:
     assert data["per_layer"]["layer_mib"] == 783.8
     assert data["bytes_per_param"]["total"] == 18
     assert data["peak_stage"] == 0 and data["complete"] is True
+
+
+def test_with_swap_on_a_mindformers_recompute_list_names_layer_indices() -> None:
+    values = {**QWEN25_7B, "framework": "mindformers", "recompute": [0, 1, 2, 20]}
+    counts = estimate(config("mindformers", **values))
+    assert [s.recomputed_layers for s in counts.stages] == [0, 1]  # one count per stage
+    swapped = estimate(config("mindformers", **values, swap=True))
+    assert [s.recomputed_layers for s in swapped.stages] == [3, 1]  # layers 0-2 and 20
+    assert any("swap" in a and "not modelled" in a for a in swapped.assumptions)

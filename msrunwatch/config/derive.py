@@ -2,8 +2,10 @@
 
 Readers record only what a file states. Rules also need what the frameworks derive:
 Megatron's data-parallel size (world / (tp*pp*cp)), the micro-batches per step, layers
-per pipeline stage and the memory estimate. A value that cannot be derived stays None,
-so a rule that needs it does not fire (unknown is never guessed).
+per pipeline stage, what MindFormers both swaps and recomputes, and the memory estimate
+(no memory figures with swap on: swap is not modelled, and it makes recompute lists layer
+indices). A value that cannot be derived stays None, so a rule that needs it does not fire
+(unknown is never guessed).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from msrunwatch.config.memory import estimate
 from msrunwatch.config.model import TrainingConfig, Value
+from msrunwatch.config.swapconflict import swap_recompute_conflicts
 
 DEGREES = ("tp", "pp", "cp", "ep", "vpp")
 ESTIMATED = ("stage_layers", "estimated_used_mb", "estimated_actual_mb", "estimated_stage")
@@ -90,10 +93,14 @@ def derive(config: TrainingConfig, devices: int | None = None) -> dict[str, Any]
     env["num_kv_heads"] = env.get("num_kv_heads") or env.get("num_heads")
     env["device_memory_mb"] = env.get("device_memory_mb") or DEVICE_MB
     env["limit_mb"] = env.get("max_device_memory_mb") or env["device_memory_mb"]
+    env["swap_recompute_conflicts"] = swap_recompute_conflicts(env)
     if not any(name in unresolved for name in (*DEGREES, "world", "mbs", "seq_length")):
         env.update(_estimated(config, world))
     else:  # an estimate on guessed degrees would be wrong: say nothing about memory
         env.update(dict.fromkeys(ESTIMATED))
+        env["estimate_complete"] = False
+    if env.get("swap") is True or "swap" in unresolved:  # swap is not modelled
+        env.update(dict.fromkeys(ESTIMATED[1:]))
         env["estimate_complete"] = False
     env["nnodes"] = env.get("nnodes") or (
         _divide(world, _int(env.get("local_worker_num"))) if world else None

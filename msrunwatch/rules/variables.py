@@ -126,8 +126,15 @@ CONFIG = {
     "use_flash_attention": "flash attention on (use_flash_attention / --use-flash-attn)",
     "vocab_emb_dp": "MindFormers parallel_config.vocab_emb_dp",
     # memory and optimizer
-    "recompute": "full recompute: True, or a per-stage list of layer counts (MindFormers)",
+    "recompute": "full recompute: True, or a per-stage list of layer counts (MindFormers; "
+    "layer indices with swap on)",
     "select_recompute": "MindFormers select_recompute (bool, list or op patterns)",
+    "swap": "MindFormers swap_config.swap: activation swap to host on (then recompute and "
+    "select_recompute name layer indices, not per-stage counts)",
+    "layer_swap": "MindFormers swap_config.layer_swap: True (every layer) or the list of layer "
+    "indices whose activations are swapped whole",
+    "op_swap": "MindFormers swap_config.op_swap: mapping of op pattern to True or layer indices; "
+    "with swap on and no layer_swap/op_swap, '.*\\.flash_attention' in every layer",
     "recompute_granularity": "--recompute-granularity: full, selective or None",
     "recompute_method": "--recompute-method: uniform, block or None",
     "recompute_num_layers": "--recompute-num-layers",
@@ -145,10 +152,14 @@ CONFIG = {
     "suggested_dp": "world / (tp * pp * cp) when that divides, else None",
     "stage_layers": "list: layers on each pipeline stage (offset / num_layer_list / even split)",
     "limit_mb": "usable memory per card: max_device_memory_mb, else device_memory_mb",
+    "swap_recompute_conflicts": "list: what MindFormers both swaps and recomputes, where swap "
+    "does not take effect (`layers 2-3 (layer_swap and recompute)`); [] with swap off, None "
+    "when unknown",
     "estimated_used_mb": "the memory estimate's largest per-stage peak, without fragments (MiB)",
     "estimated_actual_mb": "the same with fragmentation (MiB)",
     "estimated_stage": "the pipeline stage with the largest estimated peak",
-    "estimate_complete": "the estimate had every input it needs for every stage",
+    "estimate_complete": "the estimate had every input it needs for every stage (false with "
+    "MindFormers swap on: swap is not modelled, and the memory figures are None)",
     "unresolved": "list: `name: why` for each setting the config writes but msrunwatch could not "
     "resolve (an unset variable, a command substitution)",
     "unresolved_names": "list: the names of those settings",

@@ -119,16 +119,22 @@ class Plan:
 def recompute_plan(cfg: TrainingConfig, layers: tuple[int, ...], notes: Notes) -> Plan:
     """Full recompute (Megatron or MindFormers style) and selective recompute per stage."""
     granularity = str(cfg.get("recompute_granularity") or "").lower()
+    swap = cfg.get("swap") is True
+    if swap:
+        notes.assume(
+            "swap_config swap: True: recompute lists are layer indices; activation swap is "
+            "not modelled (swapped activations are counted as kept: an upper bound)"
+        )
     if granularity == "full":
         full, checkpoints, chunk, label = _megatron_full(cfg, layers, notes)
     else:
-        full = _per_stage(cfg.get("recompute"), layers, "recompute", notes)
+        full = _per_stage(cfg.get("recompute"), layers, "recompute", notes, swap)
         checkpoints, chunk = full, 1
         label = f"full recompute of {list(full)} layers per stage" if any(full) else "none"
     if granularity == "selective":
         wanted = layers
     else:
-        wanted = _per_stage(cfg.get("select_recompute"), layers, "select_recompute", notes)
+        wanted = _per_stage(cfg.get("select_recompute"), layers, "select_recompute", notes, swap)
     selective = tuple(max(0, min(w, n - r)) for w, n, r in zip(wanted, layers, full, strict=True))
     if any(selective):
         notes.assume("selective recompute: attention core only (Megatron's core_attention)")
@@ -153,22 +159,36 @@ def _megatron_full(
     return layers, checkpoints, n, f"full recompute, uniform, {n} layer(s) per checkpoint"
 
 
-def _per_stage(raw: object, layers: tuple[int, ...], name: str, notes: Notes) -> tuple[int, ...]:
-    """MindFormers per-stage counts: bool, int, list[pp], list[vpp][pp] or op-pattern dict."""
+def _per_stage(
+    raw: object, layers: tuple[int, ...], name: str, notes: Notes, swap: bool = False
+) -> tuple[int, ...]:
+    """MindFormers per-stage counts: bool, int, list[pp], list[vpp][pp] or op-pattern dict;
+    with swap on, a list names layer indices instead (MindFormers' LayerSetting)."""
     if isinstance(raw, str) and raw.strip().lower() in ("true", "false", "none", "0", ""):
         raw = raw.strip().lower() == "true"
     if raw is None or raw is False or raw == 0:
         return tuple(0 for _ in layers)
     if isinstance(raw, dict):
         notes.assume(f"{name} op patterns: taken as whole-layer counts (unvalidated)")
-        per_pattern = [_per_stage(v, layers, name, notes) for v in raw.values()]
+        per_pattern = [_per_stage(v, layers, name, notes, swap) for v in raw.values()]
         zeros = tuple(0 for _ in layers)
         return tuple(max(c) for c in zip(*per_pattern, strict=True)) if per_pattern else zeros
+    if swap and isinstance(raw, list | tuple) and (indices := _int_list(list(raw))) is not None:
+        return _indices_per_stage(indices, layers)
     counts = _stage_counts(raw, len(layers))
     if counts is None:
         notes.assume(f"{name} {raw!r}: taken as every layer (unvalidated)")
         return layers
     return tuple(max(0, min(c, n)) for c, n in zip(counts, layers, strict=True))
+
+
+def _indices_per_stage(indices: list[int], layers: tuple[int, ...]) -> tuple[int, ...]:
+    """How many of the given layer indices fall on each stage."""
+    wanted, counts, start = set(indices), [], 0
+    for n in layers:
+        counts.append(sum(1 for i in range(start, start + n) if i in wanted))
+        start += n
+    return tuple(counts)
 
 
 def _stage_counts(raw: object, pp: int) -> list[int] | None:

@@ -5,6 +5,7 @@ and the mcore / Hugging Face ones (`num_hidden_layers`, `num_attention_heads`,
 `num_key_value_heads`...), as mapped by MindFormers' COMMON_CONFIG_MAPPING. Keys left
 out get MindFormers' defaults (`TransformerOpParallelConfig`: every degree 1,
 `micro_batch_num` 1, `use_seq_parallel` False, `vocab_emb_dp` True...) with Source None.
+`swap_config` is read by `msrunwatch.config.readers.swap`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from msrunwatch.config.model import TrainingConfig, Value
 from msrunwatch.config.readers.common import ConfigError, Doc, dtype_name
+from msrunwatch.config.readers.swap import read_swap
 from msrunwatch.rules.yamlpos import Path_, Positions, YamlError, load
 
 Converted = tuple[Any, str | None]
@@ -230,6 +232,7 @@ def read_mindformers(text: str, path: str) -> TrainingConfig:
                 break
     _untie(yml, values)
     _swiglu(yml, values)
+    read_swap(yml, values)
     for name, default in DEFAULTS.items():
         values.setdefault(name, Value(default))
     if "num_kv_heads" not in values and "num_heads" in values:
