@@ -31,9 +31,13 @@ class CompileTracker:
         self._first_start: float | None = None
         self._last_end: float | None = None
         self._end_line: int | None = None
+        self._stats: CompileStats | None = None
+        """The totals as last computed; any new marker clears them (the live view asks for
+        every file's facts on each verdict, and stages do not change once compiled)."""
 
     def glog_line(self, msg: str, when: float | None, lineno: int = 0) -> None:
         """A GLOG message mentioning compiling or [PROF]."""
+        self._stats = None
         if P.COMPILE_START.search(msg):
             self._started += 1
             if self._first_start is None:
@@ -48,6 +52,7 @@ class CompileTracker:
 
     def bare_line(self, text: str, when: float | None, lineno: int = 0) -> None:
         """A `[PROF]...` line printed to stdout."""
+        self._stats = None
         if m := P.PROF_STAGE.match(text):
             self._bare_graphs += self._add(self._bare, m["stage"], m["ms"])
             if m["stage"] == COMPILE_TOTAL and self._end_line is None:
@@ -64,6 +69,11 @@ class CompileTracker:
 
     def stats(self) -> CompileStats:
         """The totals so far."""
+        if self._stats is None:
+            self._stats = self._totals()
+        return self._stats
+
+    def _totals(self) -> CompileStats:
         stages, graphs = (
             (self._glog, self._glog_graphs)
             if self._glog
