@@ -1,6 +1,7 @@
 """Key-press latency of the live view at 1,024 ranks updating 4 times a second, in a real pty.
 
-    python tests/tui/tui_latency.py [--ranks 1024] [--keys 200] [--hz 4] [--changed 300] [--sort step]
+    python bench/bench_tui.py [--ranks 1024] [--keys 200] [--hz 4] [--changed 300] [--sort step]
+    python bench/bench_tui.py --engine DIR      # the real engine following DIR (gen_msrun_log.py)
 
 The parent starts the app (this file with --child) in a pseudo-terminal of 200x60, with
 a feed thread that posts a snapshot `hz` times a second, `changed` ranks different in
@@ -10,7 +11,8 @@ writes. The child notes when it hands the terminal a frame that shows the cursor
 (the first frame after it handled the key). Latency = key written to the pty
 (parent) until that frame was handed to the terminal's writer (child); both
 clocks are CLOCK_MONOTONIC. CPU is the child's user+system time over the same window,
-and again over a window with no keys.
+and again over a window with no keys. Figures are printed, never asserted (the issue's
+target: a key answered within 100 ms at 1,024 ranks).
 """
 
 from __future__ import annotations
@@ -29,10 +31,13 @@ import time
 from pathlib import Path
 
 WIDTH, HEIGHT = 200, 60
+REPO = Path(__file__).resolve().parent.parent
+SCENARIOS = REPO / "tests" / "tui"
+"""The synthetic reports of the TUI tests (tui_scenarios.py) feed the app here too."""
 
 
 def _child(args: argparse.Namespace) -> None:
-    sys.path.insert(0, str(Path(__file__).parent))
+    sys.path[:0] = [str(SCENARIOS), str(REPO)]
     from rich.console import RenderableType
     from textual.screen import Screen
     from tui_scenarios import rank_report, synthetic
