@@ -96,8 +96,28 @@ def _statuses(
     return result
 
 
+def _silent(run: RunFacts, plain: Mapping[int, Status], ctx: Context) -> list[int]:
+    """Ranks with no fault of their own while others timed out; live, only those whose log
+    has not grown for WRITING_S (a rank still writing is about to report its own timeout)."""
+    ranks = rc.silent_ranks(dict(plain))
+    if ctx.quiet_s is None:
+        return ranks
+    by_rank = {r.rank: r for r in run.ranks}
+    return [
+        r
+        for r in ranks
+        if r in by_rank
+        and (quiet := silence_of(by_rank[r], ctx)) is not None
+        and quiet >= WRITING_S
+    ]
+
+
 def _run_env(
-    run: RunFacts, plain: Mapping[int, Status], found: Sequence[Sighting], cause: RootCause | None
+    run: RunFacts,
+    plain: Mapping[int, Status],
+    found: Sequence[Sighting],
+    cause: RootCause | None,
+    ctx: Context,
 ) -> dict[str, Any]:
     """The variables run-scope rules see."""
     root = list(cause.ranks) if cause else []
@@ -116,7 +136,7 @@ def _run_env(
         "expected_ranks": run.expected_ranks,
         "registered": len(run.registrations),
         "missing_ranks": rc.missing_ranks(run),
-        "silent_ranks": rc.silent_ranks(dict(plain)),
+        "silent_ranks": _silent(run, plain, ctx),
         "timed_out_ranks": with_status(Status.TIMED_OUT),
         "killed_ranks": killed,
         "failed_ranks": with_status(Status.FAILED),
@@ -323,7 +343,7 @@ def judge(
     own = _own(found)
     statuses = _stalled(statuses, own)
     cause = rc.from_causes(found)
-    env = {**run_aggregates(run, plain, ctx), **_run_env(run, plain, found, cause)}
+    env = {**run_aggregates(run, plain, ctx), **_run_env(run, plain, found, cause, ctx)}
     extra = run_findings(rules, run, env)
     cause = cause or _fallback_cause(found, extra)
     findings = _findings(found, cause, extra)

@@ -60,7 +60,8 @@ RUN = {
     "expected_ranks": "ranks the job expected (scheduler, RANK_SIZE or msrun's console)",
     "registered": "ranks that registered with the scheduler",
     "missing_ranks": "list: expected ranks that never registered with the scheduler",
-    "silent_ranks": "list: ranks with no fault of their own, not finished, while others timed out",
+    "silent_ranks": "list: ranks with no fault of their own, not finished, while others timed "
+    "out (live: only those whose log has not grown for 10 s)",
     "timed_out_ranks": "list: ranks whose only errors are timeouts",
     "killed_ranks": "list: ranks msrun stopped after another rank failed",
     "failed_ranks": "list: ranks that failed on their own",

@@ -3,12 +3,17 @@
 GIVEN a copy of a healthy two-rank run, WHEN an OOM line is appended to rank 1's log,
 THEN rank 1 turns failed on screen; WHEN q is pressed, THEN the process exits with
 triage's code for a failed run and leaves the terminal as it found it.
+
+GIVEN an empty log directory that a writer fills with an 8-rank run (scheduler first, each
+file in pieces cut mid-line), THEN the screen ends up with every rank's status, the root
+cause and every finding that `triage` gives for the finished run.
 """
 
 from __future__ import annotations
 
 import codecs
 import fcntl
+import itertools
 import os
 import pty
 import select
@@ -16,13 +21,16 @@ import struct
 import subprocess
 import sys
 import termios
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tui_scenarios import healthy_copy, oom_line_for
+from tui_scenarios import FIXTURES, fixture_report, healthy_copy, oom_line_for
 from vt_screen import Screen
+
+from msrunwatch.tui.widgets.findings_panel import describe
 
 WIDTH, HEIGHT = 160, 40
 TIMEOUT_S = 20.0
@@ -33,17 +41,17 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX p
 class Terminal:
     """A pseudo-terminal with a process in it, and the screen it drew."""
 
-    def __init__(self, argv: list[str], cwd: Path) -> None:
+    def __init__(self, argv: list[str], cwd: Path, height: int = HEIGHT) -> None:
         self.master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", HEIGHT, WIDTH, 0, 0))
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", height, WIDTH, 0, 0))
         self.before = termios.tcgetattr(slave)
         self.slave = slave
-        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(WIDTH), "LINES": str(HEIGHT)}
+        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(WIDTH), "LINES": str(height)}
         env.pop("NO_COLOR", None)
         self.process = subprocess.Popen(
             argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, start_new_session=True
         )
-        self.screen = Screen(WIDTH, HEIGHT)
+        self.screen = Screen(WIDTH, height)
         self._decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
 
     def pump(self, seconds: float = 0.05) -> None:
@@ -113,4 +121,50 @@ def test_a_rank_turns_failed_on_screen_and_q_restores_the_terminal(tmp_path: Pat
         assert terminal.screen.exited_alternate, "left the alternate screen"
         assert termios.tcgetattr(terminal.slave) == terminal.before, "terminal modes restored"
     finally:
+        terminal.close()
+
+
+def write_in_pieces(source: Path, target: Path) -> None:
+    """Write a run's logs as msrun does: the scheduler first, each file in appended pieces."""
+    names = sorted(p.name for p in source.iterdir())
+    names.sort(key=lambda n: n != "scheduler.log")
+    for name in names:
+        data = (source / name).read_bytes()
+        cuts = [0, len(data) // 3 + 7, 2 * len(data) // 3 + 1, len(data)]  # mid-line cuts
+        with (target / name).open("ab") as fh:
+            for start, end in itertools.pairwise(cuts):
+                fh.write(data[start:end])
+                fh.flush()
+                time.sleep(0.03)
+
+
+@pytest.mark.slow
+def test_a_run_written_while_watched_ends_up_as_triage_sees_it(tmp_path: Path) -> None:
+    name = "synth_hccl_ei0006_after_oom_8p"
+    expected = fixture_report(name)
+    log_dir = tmp_path / "run" / "msrun_log"
+    log_dir.mkdir(parents=True)
+    root = Path(__file__).resolve().parents[2]
+    terminal = Terminal([sys.executable, "-m", "msrunwatch", str(log_dir)], cwd=root, height=70)
+    writer = threading.Thread(target=write_in_pieces, args=(FIXTURES / name / "msrun_log", log_dir))
+    try:
+        terminal.wait_for(lambda s: "msrunwatch" in s.text() or "rank" in s.text(), "the view")
+        writer.start()
+        while writer.is_alive():  # keep reading the screen while the run is written
+            terminal.pump()
+        for rank in expected.ranks:
+            number, status = rank.rank, rank.status.value
+            terminal.wait_for(
+                lambda s, n=number, st=status: rank_row(s, n, st), f"rank {number} {status}"
+            )
+        terminal.wait_for(lambda s: "rank 3 failed first: oom" in s.text(), "the root cause")
+        errors = sum(1 for f in expected.findings if f.severity.value == "error")
+        title = f"Findings ({len(expected.findings)}, {errors} errors)"  # none gone: no false alarm
+        terminal.wait_for(lambda s: title in s.text(), title)
+        for finding in expected.findings[:4]:  # the errors; the warnings are below the fold
+            terminal.wait_for(lambda s, f=finding: describe(f) in s.text(), describe(finding))
+        terminal.press(b"q")
+        assert terminal.wait_exit() == 1
+    finally:
+        writer.join(timeout=10)
         terminal.close()
