@@ -85,6 +85,8 @@ CONFIG = {
     # where the numbers come from
     "framework": "mindformers, or megatron for MindSpeed-LLM / Megatron launch scripts",
     "world": "cards in the job: --devices, msrun --worker_num, or the script's WORLD_SIZE",
+    "config_world": "cards the config itself states: MindFormers parallel.device_num, or the "
+    "script's WORLD_SIZE (whether or not the launcher uses it)",
     "nnodes": "nodes (servers) in the job",
     "local_worker_num": "cards (workers) per node: msrun --local_worker_num / NPUS_PER_NODE",
     "node_rank": "this node's index (msrun --node_rank)",

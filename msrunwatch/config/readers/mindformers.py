@@ -103,6 +103,7 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
     ),
     ("pipeline_stages", [("parallel", "pipeline_stages")], _int),
     ("world", [("parallel", "device_num"), ("device_num",)], _int),
+    ("config_world", [("parallel", "device_num"), ("device_num",)], _int),
     ("max_device_memory_mb", [("context", "max_device_memory")], memory_mb),
     ("mode", [("context", "mode")], _any),
     ("num_layers", [(*MC, "num_layers"), (*MC, "num_hidden_layers")], _int),

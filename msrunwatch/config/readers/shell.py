@@ -98,6 +98,9 @@ def _counts(launcher: Launcher | None, env: Env, doc: Doc) -> dict[str, TracedVa
         value = value or defaults.get(name)
         if value is not None:
             out[name] = value
+    stated = var_value(env.get("WORLD_SIZE"), doc)
+    if stated is not None and stated.value is not None:  # whether or not the launcher uses it
+        out["config_world"] = stated
     nnodes_var = var_value(env.get("NNODES"), doc)
     candidates = [written.get("nnodes"), nnodes_var, defaults.get("nnodes")]
     nnodes = next((v for v in candidates if v is not None and v.value is not None), None)
