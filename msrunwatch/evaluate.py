@@ -117,6 +117,7 @@ def _aggregates(states: Sequence[dict[str, Any]], ctx: Context) -> dict[str, Any
         "stall_after_s": ctx.stall_after_s,
         "caught_up": ctx.caught_up,
         "median_silence_s": _med([s["silence_s"] for s in states]),
+        "median_cadence_s": _med([s["cadence_s"] for s in states]),
         "ranks_recent": sum(
             1 for s in states if s["silence_s"] is not None and s["silence_s"] < ctx.stall_after_s
         ),

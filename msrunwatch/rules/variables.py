@@ -34,6 +34,7 @@ RANK = {
     "caught_up": "every log was read to its end (always true in triage; false while the live "
     "view catches up)",
     "median_silence_s": "median silence_s over ranks (live view)",
+    "median_cadence_s": "median cadence_s over ranks with progress",
     "ranks_recent": "ranks whose log grew within stall_after_s (live view)",
     "silent_first_ranks": "list: when every running rank is silent, the ones that went quiet first",
     "age_s": "seconds since the run's first line (live view only; None in triage)",
@@ -78,6 +79,8 @@ RUN = {
     "stall_after_s": "the stall threshold (msrunwatch --stall-after, 120 s by default)",
     "ranks_recent": "ranks whose log grew within stall_after_s (live view)",
     "silent_first_ranks": "list: when every running rank is silent, the ones that went quiet first",
+    "median_silence_s": "median seconds since each rank's log last grew (live view)",
+    "median_cadence_s": "median seconds between progress lines over ranks with progress",
 }
 """Run scope: the run as a whole, after line and rank rules."""
 
