@@ -181,7 +181,7 @@ def log_file(target: str, path: Path, dir_rank: int | None) -> LogFile | None:
     role, rank = classified
     root = Path(target)
     rel = path.name if root.is_file() else path.relative_to(root).as_posix()
-    return LogFile(path, rel, target, role, rank, _size(path))
+    return LogFile(path, rel, target, role, rank, file_size(path))
 
 
 def discover_target(target: str) -> list[LogFile]:
@@ -205,10 +205,11 @@ def console_file(target: str) -> LogFile:
     path = Path(target)
     if not path.is_file():
         raise DiscoveryError(f"{target}: no such file")
-    return LogFile(path, path.name, str(path.parent), FileRole.CONSOLE, None, _size(path))
+    return LogFile(path, path.name, str(path.parent), FileRole.CONSOLE, None, file_size(path))
 
 
-def _size(path: Path) -> int:
+def file_size(path: Path) -> int:
+    """Its size now, 0 when it cannot be read."""
     try:
         return path.stat().st_size
     except OSError:

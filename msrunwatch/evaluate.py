@@ -97,6 +97,13 @@ def silence_of(rank: RankFacts, ctx: Context) -> float | None:
     return min(values) if values else None
 
 
+def rank_silences(run: RunFacts, ctx: Context) -> dict[int, float] | None:
+    """silence_of for every rank that has one (live view); None in triage."""
+    if ctx.quiet_s is None:
+        return None
+    return {r.rank: s for r in run.ranks if (s := silence_of(r, ctx)) is not None}
+
+
 def _aggregates(states: Sequence[dict[str, Any]], ctx: Context) -> dict[str, Any]:
     compile_ms = _nums([s["compile_ms"] for s in states])
     steps = _nums([s["step"] for s in states])

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from msrunwatch import rootcause as rc
-from msrunwatch.evaluate import Context, silence_of
 from msrunwatch.findings import Sighting
 from msrunwatch.model import Role, Severity, Status
 from msrunwatch.runstate import RunFacts
@@ -46,23 +45,17 @@ def _lost(found: Sequence[Sighting]) -> tuple[set[int], int | None]:
     return lost, (named[1] if named else None)
 
 
-def _writing(run: RunFacts, ctx: Context) -> set[int]:
-    """Live view: ranks whose log grew within WRITING_S (a rank still writing is not dead)."""
-    out = set()
-    for rank in run.ranks:
-        silence = silence_of(rank, ctx)
-        if silence is not None and silence < WRITING_S:
-            out.add(rank.rank)
-    return out
-
-
 def rank_statuses(
-    run: RunFacts, own: Mapping[int, list[Sighting]], found: Sequence[Sighting], ctx: Context
+    run: RunFacts,
+    own: Mapping[int, list[Sighting]],
+    found: Sequence[Sighting],
+    silences: Mapping[int, float] | None,
 ) -> Statuses:
+    """Every rank's status; `silences` (live view) tells which ranks are still writing."""
     lost, first = _lost(found)
     failed = _failed(own, run, lost | ({first} if first is not None else set()))
     quiet = {r for r, sights in own.items() if sights}
-    writing = _writing(run, ctx)
+    writing = {r for r, s in (silences or {}).items() if s < WRITING_S}
     result = {
         r.rank: rank_status(
             r,
@@ -86,20 +79,13 @@ def rank_statuses(
     return result
 
 
-def silent_ranks(run: RunFacts, plain: Mapping[int, Status], ctx: Context) -> list[int]:
+def silent_ranks(plain: Mapping[int, Status], silences: Mapping[int, float] | None) -> list[int]:
     """Ranks with no fault of their own while others timed out; live, only those whose log
     has not grown for WRITING_S (a rank still writing is about to report its own timeout)."""
     ranks = rc.silent_ranks(dict(plain))
-    if ctx.quiet_s is None:
+    if silences is None:
         return ranks
-    by_rank = {r.rank: r for r in run.ranks}
-    return [
-        r
-        for r in ranks
-        if r in by_rank
-        and (quiet := silence_of(by_rank[r], ctx)) is not None
-        and quiet >= WRITING_S
-    ]
+    return [r for r in ranks if r in silences and silences[r] >= WRITING_S]
 
 
 QUIET = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.UNKNOWN)

@@ -11,6 +11,7 @@ from msrunwatch.evaluate import (
     Context,
     Synthetic,
     rank_sightings,
+    rank_silences,
     run_aggregates,
     run_findings,
 )
@@ -29,7 +30,7 @@ def _run_env(
     plain: Mapping[int, Status],
     found: Sequence[Sighting],
     cause: RootCause | None,
-    ctx: Context,
+    silences: Mapping[int, float] | None,
 ) -> dict[str, Any]:
     """The variables run-scope rules see."""
     root = list(cause.ranks) if cause else []
@@ -48,7 +49,7 @@ def _run_env(
         "expected_ranks": run.expected_ranks,
         "registered": len(run.registrations),
         "missing_ranks": rc.missing_ranks(run),
-        "silent_ranks": silent_ranks(run, plain, ctx),
+        "silent_ranks": silent_ranks(plain, silences),
         "timed_out_ranks": with_status(Status.TIMED_OUT),
         "killed_ranks": killed,
         "failed_ranks": with_status(Status.FAILED),
@@ -236,13 +237,14 @@ def judge(
     """The verdict on a run."""
     ctx = _with_stages(run, ctx or Context())
     found = sightings(run, {r.id: r for r in rules})
-    statuses = rank_statuses(run, own_sightings(found), found, ctx)
+    silences = rank_silences(run, ctx)
+    statuses = rank_statuses(run, own_sightings(found), found, silences)
     plain = {r: s for r, (s, _) in statuses.items()}
     found = sorted([*found, *rank_sightings(rules, run, plain, ctx)], key=lambda s: s.sort_key)
     own = own_sightings(found)
     statuses = with_stalls(statuses, own)
     cause = rc.from_causes(found)
-    env = {**run_aggregates(run, plain, ctx), **_run_env(run, plain, found, cause, ctx)}
+    env = {**run_aggregates(run, plain, ctx), **_run_env(run, plain, found, cause, silences)}
     extra = run_findings(rules, run, env)
     cause = cause or _fallback_cause(found, extra)
     findings = _findings(found, cause, extra)

@@ -17,14 +17,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msrunwatch.discover import DiscoveryError, LogFile, candidates, console_file, log_file
-from msrunwatch.evaluate import Context
+from msrunwatch.discover import (
+    DiscoveryError,
+    LogFile,
+    candidates,
+    console_file,
+    file_size,
+    log_file,
+)
+from msrunwatch.evaluate import Context, rank_silences
 from msrunwatch.live.tail import Change, FileTail
 from msrunwatch.model import FileFacts, Status
 from msrunwatch.report.types import Finding, Report
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.model import Rule
-from msrunwatch.runstate import RunFacts, assemble
+from msrunwatch.runstate import assemble
 from msrunwatch.scan import FileScanner
 from msrunwatch.verdict import judge
 
@@ -116,8 +123,8 @@ class LiveRun:
         self.dirty = DirtySet()
         self._matcher = LineMatcher(rules)
         self._files: dict[Path, _Tracked] = {}
-        self._known: dict[Path, Path] = {}
-        """Every listed path, to its resolved key once it is followed."""
+        self._known: set[Path] = set()
+        """Listed paths that are followed (under their resolved key, which may be shared)."""
         self._not_logs: dict[Path, int] = {}
         """Listed files that were not logs, with their size then (looked at again on growth)."""
         self._last_rescan = self._last_judge = float("-inf")
@@ -148,18 +155,15 @@ class LiveRun:
         size = self._not_logs.get(path)
         if size is None:
             return True
-        try:
-            return path.stat().st_size != size
-        except OSError:
-            return False
+        return file_size(path) != size
 
     def _follow(self, path: Path, log: LogFile | None) -> None:
         if log is None:
-            self._not_logs[path] = _size(path)
+            self._not_logs[path] = file_size(path)
             return
         self._not_logs.pop(path, None)
+        self._known.add(path)
         key = path.resolve()
-        self._known[path] = key
         if key not in self._files:
             self._files[key] = _Tracked(log, FileTail(log.path), self._scanner(log))
             self._urgent = True
@@ -242,7 +246,7 @@ class LiveRun:
             report,
             self._new_findings(report),
             self._status_changes(report),
-            _rank_silence(run, quiet),
+            rank_silences(run, ctx) or {},
             read,
             behind,
             tuple(restarted),
@@ -284,19 +288,3 @@ class LiveRun:
         """Release every file."""
         for tracked in self._files.values():
             tracked.tail.close()
-
-
-def _rank_silence(run: RunFacts, quiet: dict[tuple[str, str], float]) -> dict[int, float]:
-    out: dict[int, float] = {}
-    for rank in run.ranks:
-        values = [quiet[(f.log_dir, f.path)] for f in rank.files if (f.log_dir, f.path) in quiet]
-        if values:
-            out[rank.rank] = min(values)
-    return out
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return -1
