@@ -10,7 +10,7 @@ import pytest
 
 from msrunwatch.config.derive import derive
 from msrunwatch.config.model import TrainingConfig
-from msrunwatch.config.readers import EXTRA_NAMES, ConfigError, read_config, read_msrun
+from msrunwatch.config.readers import ConfigError, read_config, read_msrun
 from msrunwatch.config.readers.arith import ArithError, evaluate
 from msrunwatch.config.readers.mindformers import memory_mb
 from msrunwatch.rules.variables import CONFIG
@@ -231,7 +231,7 @@ def test_values_and_their_lines(
 def test_every_fixture_reads_and_uses_known_names(name: str) -> None:
     config = read(name)
     assert config.kind in ("mindformers", "megatron")
-    assert set(config.values) <= set(CONFIG) | set(EXTRA_NAMES)
+    assert set(config.values) <= set(CONFIG)
     for value in config.values.values():
         if value.unresolved is not None:
             assert value.value is None and value.source is not None

@@ -18,7 +18,7 @@ from msrunwatch.config.readers.mindformers import read_mindformers
 from msrunwatch.config.readers.msrun import read_msrun
 from msrunwatch.config.readers.shell import read_script
 
-__all__ = ["EXTRA_NAMES", "ConfigError", "TracedValue", "read_config", "read_msrun"]
+__all__ = ["ConfigError", "TracedValue", "read_config", "read_msrun"]
 
 MAX_BYTES = 4 * 1024 * 1024
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -27,19 +27,6 @@ SHELL_HINT = re.compile(
     r"^\s*(?:#!.*\b(?:ba)?sh\b|(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=\S*\s*$|msrun\s|torchrun\s)",
     re.MULTILINE,
 )
-
-EXTRA_NAMES = {
-    "mode": "MindFormers context.mode (0 graph, 1 PyNative)",
-    "compute_dtype": "MindFormers model_config.compute_dtype (bf16, fp16, fp32)",
-    "pipeline_stages": "MindFormers parallel.pipeline_stages, when written by hand",
-    "master_addr": "msrun --master_addr / torchrun --master_addr",
-    "log_dir": "msrun --log_dir (where worker_<N>.log files go)",
-    "join": "msrun --join (False: msrun returns at once, the logs must be tailed)",
-    "sim_rank_id": "msrun --sim_rank_id (DryRun of one rank)",
-    "stray_args": "list: words in the training arguments that no flag takes "
-    "(`\\` or `#comment` inside a quoted args string)",
-}
-"""Names the readers fill beyond `msrunwatch.rules.variables.CONFIG`."""
 
 
 def read_config(path: str) -> TrainingConfig:
