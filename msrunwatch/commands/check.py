@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from msrunwatch.commands.common import rule_options, settings_of, write
+from msrunwatch.commands.common import launch_options, rule_options, settings_of, write
 from msrunwatch.exit_codes import ExitCode
 
 
@@ -57,14 +57,6 @@ def add(sub: Any) -> None:
     )
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here")
     p.add_argument("--console", action="append", metavar="FILE", help="msrun's console output")
-    p.add_argument(
-        "--devices",
-        "--worker-num",
-        type=int,
-        metavar="N",
-        dest="devices",
-        help="card count, when the config does not say",
-    )
-    p.add_argument("--msrun", metavar="CMDLINE", help="the msrun command line of the job")
+    launch_options(p)
     rule_options(p)
     p.set_defaults(handler=cmd_check)

@@ -81,6 +81,19 @@ def rules_of(args: argparse.Namespace) -> list[Rule]:
     return rule_set(settings_of(args))
 
 
+def launch_options(parser: argparse.ArgumentParser) -> None:
+    """--devices and --msrun: the launch a config is checked or estimated for."""
+    parser.add_argument(
+        "--devices",
+        "--worker-num",
+        type=int,
+        metavar="N",
+        dest="devices",
+        help="card count, when the config does not say",
+    )
+    parser.add_argument("--msrun", metavar="CMDLINE", help="the msrun command line of the job")
+
+
 def rule_options(parser: argparse.ArgumentParser) -> None:
     """--rules, --select, --ignore, --severity, --settings."""
     group = parser.add_argument_group("rules")

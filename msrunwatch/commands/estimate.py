@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from msrunwatch.commands.common import write
+from msrunwatch.commands.common import launch_options, write
 from msrunwatch.exit_codes import ExitCode
 
 
@@ -40,14 +40,6 @@ def add(sub: Any) -> None:
     )
     p.add_argument("configs", nargs="+", metavar="CONFIG", help="MindFormers YAML or launch script")
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument(
-        "--devices",
-        "--worker-num",
-        type=int,
-        metavar="N",
-        dest="devices",
-        help="card count, when the config does not say",
-    )
-    p.add_argument("--msrun", metavar="CMDLINE", help="the msrun command line of the job")
+    launch_options(p)
     p.add_argument("--output", "-o", metavar="FILE", help="write the estimate here")
     p.set_defaults(handler=cmd_estimate)
