@@ -7,12 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from msrunwatch.config.derive import derive
 from msrunwatch.config.model import TrainingConfig
 from msrunwatch.config.readers import ConfigError, read_config, read_msrun
 from msrunwatch.config.readers.arith import ArithError, evaluate
 from msrunwatch.config.readers.mindformers import memory_mb
+from msrunwatch.rules import yamlpos
 from msrunwatch.rules.variables import CONFIG
 from tests.conftest import FIXTURES
 
@@ -762,61 +764,68 @@ def test_msrun_bare_options_and_torchrun() -> None:
 # -- errors ----------------------------------------------------------------------------------
 
 
+BAD_CONFIGS = [
+    (
+        "bad.yaml",
+        "parallel_config:\n  data_parallel: 4\n   model_parallel: 2\n",
+        r"bad\.yaml:3:18: invalid YAML",
+    ),
+    (
+        "dup.yaml",
+        "parallel_config:\n  a: 1\n  a: 2\n",
+        r"dup\.yaml:3:3: invalid YAML: duplicate key 'a'",
+    ),
+    (
+        "tag.yaml",
+        "parallel_config: !!python/object:os.system {}\n",
+        r"tag\.yaml:1:18: invalid YAML",
+    ),
+    ("list.yaml", "- 1\n- 2\n", r"list\.yaml:1: not a MindFormers config"),
+    ("other.yaml", "foo: 1\n", r"other\.yaml: not a MindFormers config: it has none of"),
+    (
+        "shape.yaml",
+        "parallel_config: 8\n",
+        r"shape\.yaml:1: parallel_config should be a mapping",
+    ),
+    ("empty.sh", "\n  \n", r"empty\.sh: empty file"),
+    ("bin.sh", b"\x89PNG\r\n\x1a\n\xff", r"bin\.sh:1: not a text file"),
+    ("nul.yaml", "a: 1\n\x00\n", r"nul\.yaml:2: not a text file"),
+    (
+        "quote.sh",
+        'A=1\nB="\n --num-layers 2\n',
+        r"quote\.sh:2: unexpected end of file: unterminated double quote",
+    ),
+    ("squote.sh", "A='x\n", r"squote\.sh:1: unexpected end of file: unterminated single quote"),
+    ("arith.sh", "A=$((1 + 2)\nmsrun x.py\n", r"arith\.sh:1: .*\$\(\("),
+    ("subst.sh", "A=${}\n", r"subst\.sh:1: \$\{\}: bad substitution"),
+    ("redir.sh", "echo >\n", r"redir\.sh:1: syntax error: nothing after the redirection"),
+    ("crlf.sh", "TP=2\r\nmsrun x.py\r\n", r"crlf\.sh:1: Windows line endings"),
+    # found by fuzzing: a backslash at the very end of a double-quoted string
+    ("eof.sh", 'A="abc\\', r"eof\.sh:1: unexpected end of file: unterminated double quote"),
+    (
+        "listkey.yaml",
+        "? [a, b]\n: 1\n",
+        r"listkey\.yaml:1:3: invalid YAML: a mapping key must be a plain value",
+    ),
+    ("bigint.yaml", "parallel_config:\n  data_parallel: " + "9" * 5000 + "\n", r"invalid YAML"),
+    (
+        "deep.yaml",
+        "a: " + "[" * 5000 + "]" * 5000 + "\n",
+        r"deep\.yaml:1:\d+: invalid YAML: nested too deeply to read$",
+    ),
+    ("deep.sh", "X=" + "${A:-" * 3000 + "}" * 3000 + "\n", r"deep\.sh: nested too deeply"),
+    ("nolaunch.sh", "TP=2\necho $TP\n", r"nolaunch\.sh: no msrun, torchrun or python command"),
+    (
+        "notes.txt",
+        "just some notes\n",
+        r"notes\.txt: not a MindFormers YAML or a launch script",
+    ),
+]
+"""(file name, content, the one-line error it must give); the file name is the test id."""
+
+
 @pytest.mark.parametrize(
-    ("name", "content", "message"),
-    [
-        (
-            "bad.yaml",
-            "parallel_config:\n  data_parallel: 4\n   model_parallel: 2\n",
-            r"bad\.yaml:3:18: invalid YAML",
-        ),
-        (
-            "dup.yaml",
-            "parallel_config:\n  a: 1\n  a: 2\n",
-            r"dup\.yaml:3:3: invalid YAML: duplicate key 'a'",
-        ),
-        (
-            "tag.yaml",
-            "parallel_config: !!python/object:os.system {}\n",
-            r"tag\.yaml:1:18: invalid YAML",
-        ),
-        ("list.yaml", "- 1\n- 2\n", r"list\.yaml:1: not a MindFormers config"),
-        ("other.yaml", "foo: 1\n", r"other\.yaml: not a MindFormers config: it has none of"),
-        (
-            "shape.yaml",
-            "parallel_config: 8\n",
-            r"shape\.yaml:1: parallel_config should be a mapping",
-        ),
-        ("empty.sh", "\n  \n", r"empty\.sh: empty file"),
-        ("bin.sh", b"\x89PNG\r\n\x1a\n\xff", r"bin\.sh:1: not a text file"),
-        ("nul.yaml", "a: 1\n\x00\n", r"nul\.yaml:2: not a text file"),
-        (
-            "quote.sh",
-            'A=1\nB="\n --num-layers 2\n',
-            r"quote\.sh:2: unexpected end of file: unterminated double quote",
-        ),
-        ("squote.sh", "A='x\n", r"squote\.sh:1: unexpected end of file: unterminated single quote"),
-        ("arith.sh", "A=$((1 + 2)\nmsrun x.py\n", r"arith\.sh:1: .*\$\(\("),
-        ("subst.sh", "A=${}\n", r"subst\.sh:1: \$\{\}: bad substitution"),
-        ("redir.sh", "echo >\n", r"redir\.sh:1: syntax error: nothing after the redirection"),
-        ("crlf.sh", "TP=2\r\nmsrun x.py\r\n", r"crlf\.sh:1: Windows line endings"),
-        # found by fuzzing: a backslash at the very end of a double-quoted string
-        ("eof.sh", 'A="abc\\', r"eof\.sh:1: unexpected end of file: unterminated double quote"),
-        (
-            "listkey.yaml",
-            "? [a, b]\n: 1\n",
-            r"listkey\.yaml:1:3: invalid YAML: a mapping key must be a plain value",
-        ),
-        ("bigint.yaml", "parallel_config:\n  data_parallel: " + "9" * 5000 + "\n", r"invalid YAML"),
-        ("deep.yaml", "a: " + "[" * 5000 + "]" * 5000 + "\n", r"deep\.yaml: nested too deeply"),
-        ("deep.sh", "X=" + "${A:-" * 3000 + "}" * 3000 + "\n", r"deep\.sh: nested too deeply"),
-        ("nolaunch.sh", "TP=2\necho $TP\n", r"nolaunch\.sh: no msrun, torchrun or python command"),
-        (
-            "notes.txt",
-            "just some notes\n",
-            r"notes\.txt: not a MindFormers YAML or a launch script",
-        ),
-    ],
+    ("name", "content", "message"), BAD_CONFIGS, ids=[name for name, _, _ in BAD_CONFIGS]
 )
 def test_bad_input_raises_one_line_config_error(
     tmp_path: Path, name: str, content: str | bytes, message: str
@@ -856,3 +865,17 @@ def test_bad_msrun_lines(cmdline: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as info:
         read_msrun(cmdline)
     assert str(info.value).startswith("<msrun>")
+
+
+@pytest.mark.parametrize("loader", ["CSafeLoader", "SafeLoader"])
+def test_deep_yaml_gives_one_message_with_either_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loader: str
+) -> None:
+    """LibYAML stops at its own depth limit, the pure-Python parser at Python's: one message."""
+    if not hasattr(yaml, loader):
+        pytest.skip(f"PyYAML was built without {loader}")
+    monkeypatch.setattr(yamlpos, "_Loader", getattr(yaml, loader))
+    path = tmp_path / "deep.yaml"
+    path.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"deep\.yaml:1:\d+: invalid YAML: nested too deeply"):
+        read_config(str(path))

@@ -15,6 +15,11 @@ import yaml
 Path_ = tuple[str | int, ...]
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """LibYAML's loader when PyYAML was built with it: same safety, several times faster."""
+TOO_DEEP = "nested too deeply to read"
+"""One message for a document nested beyond the parser's depth, whichever parser found it:
+LibYAML (PyYAML 6.0.4 and later) stops at its own depth limit, the pure-Python loader
+recurses until Python's limit."""
+_LIBYAML_TOO_DEEP = "maximum nesting depth"
 
 
 class YamlError(Exception):
@@ -80,7 +85,10 @@ def load(text: str) -> tuple[Any, Positions]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise YamlError(str(exc.problem or exc.context or exc), line, col) from None
+        problem = str(exc.problem or exc.context or exc)
+        raise YamlError(TOO_DEEP if _LIBYAML_TOO_DEEP in problem else problem, line, col) from None
+    except RecursionError:
+        raise YamlError(TOO_DEEP) from None
     except yaml.YAMLError as exc:
         raise YamlError(str(exc)) from None
     finally:
