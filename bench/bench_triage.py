@@ -252,7 +252,7 @@ def warm_cache(data: Dataset) -> None:
 
 def write_markers(out: Path) -> Path:
     """The fixed strings triage looks for, one per line, for `grep -F -f`."""
-    from msrunwatch.markers import grep_markers
+    from msrunwatch.read.markers import grep_markers
     from msrunwatch.rules.loader import load_rules
 
     path = out / "markers.txt"

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from msrunwatch import __version__
 from msrunwatch.commands import check, estimate, rules, triage, watch
 from msrunwatch.commands.common import UsageError
-from msrunwatch.config.lint import ConfigUnsupported
-from msrunwatch.discover import DiscoveryError
-from msrunwatch.exit_codes import ExitCode
+from msrunwatch.core.exit_codes import ExitCode
+from msrunwatch.drivers.settings import SettingsError
+from msrunwatch.judge.config.lint import ConfigUnsupported
+from msrunwatch.read.discover import DiscoveryError
 from msrunwatch.rules.loader import RuleError
-from msrunwatch.settings import SettingsError
 
 __all__ = ["COMMANDS", "UsageError", "main"]
 

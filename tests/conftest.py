@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from msrunwatch.model import FileFacts, FileRole
+from msrunwatch.read.facts import FileFacts, FileRole
+from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.model import Rule
-from msrunwatch.scan import FileScanner
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

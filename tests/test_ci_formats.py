@@ -11,11 +11,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from msrunwatch.model import Severity
+from msrunwatch.drivers.triage import triage
+from msrunwatch.judge.model import Finding, Occurrence, Report
 from msrunwatch.report import github, gitlab, junit, sarif
-from msrunwatch.report.types import Finding, Occurrence, Report
 from msrunwatch.rules.model import Rule
-from msrunwatch.triage import triage
+from msrunwatch.rules.vocab import Severity
 from tests.conftest import ROOT
 
 SCHEMA = json.loads((ROOT / "tests/schemas/sarif-schema-2.1.0.json").read_text())

@@ -27,13 +27,13 @@ import jsonschema
 import pytest
 
 from msrunwatch.cli import main
-from msrunwatch.config.lint import case_runner, lint, read_all
-from msrunwatch.model import Severity
-from msrunwatch.report.types import Finding
-from msrunwatch.rulecheck import _write_case, all_cases
+from msrunwatch.drivers.rulecases import _write_case, all_cases
+from msrunwatch.judge.config.lint import case_runner, lint, read_all
+from msrunwatch.judge.model import Finding
 from msrunwatch.rules import variables
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import check_template
+from msrunwatch.rules.vocab import Severity
 from tests.conftest import ROOT
 
 CONFIGS = "fixtures/configs"

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 import yaml
 
-from msrunwatch.config.derive import derive
-from msrunwatch.config.model import TrainingConfig
-from msrunwatch.config.readers import ConfigError, read_config, read_msrun
-from msrunwatch.config.readers.arith import ArithError, evaluate
-from msrunwatch.config.readers.mindformers import memory_mb
-from msrunwatch.rules import yamlpos
+from msrunwatch.judge.config.derive import derive
+from msrunwatch.read.config import ConfigError, read_config, read_msrun
+from msrunwatch.read.config.arith import ArithError, evaluate
+from msrunwatch.read.config.mindformers import memory_mb
+from msrunwatch.read.config.model import TrainingConfig
+from msrunwatch.core import yamlload
 from msrunwatch.rules.variables import CONFIG
 from tests.conftest import FIXTURES
 
@@ -874,7 +874,7 @@ def test_deep_yaml_gives_one_message_with_either_parser(
     """LibYAML stops at its own depth limit, the pure-Python parser at Python's: one message."""
     if not hasattr(yaml, loader):
         pytest.skip(f"PyYAML was built without {loader}")
-    monkeypatch.setattr(yamlpos, "_Loader", getattr(yaml, loader))
+    monkeypatch.setattr(yamlload, "_Loader", getattr(yaml, loader))
     path = tmp_path / "deep.yaml"
     path.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"deep\.yaml:1:\d+: invalid YAML: nested too deeply"):

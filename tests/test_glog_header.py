@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from msrunwatch.patterns import GLOG_HEADER
+from msrunwatch.read.patterns import GLOG_HEADER
 
 REAL = [
     (

@@ -23,11 +23,11 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from msrunwatch.cli import UsageError, main
+from msrunwatch.drivers.triage import triage
 from msrunwatch.live.headless import SCHEMA, Headless
 from msrunwatch.live.run import LiveRun
 from msrunwatch.report import jsonout
 from msrunwatch.rules.model import Rule
-from msrunwatch.triage import triage
 from tests.conftest import FIXTURES
 
 FAILING = "cpu_dp2_oom_alloc_failed"

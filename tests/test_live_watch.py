@@ -26,10 +26,10 @@ from typing import Any
 
 import pytest
 
+from msrunwatch.judge.model import RankReport, Report
 from msrunwatch.live import observer
 from msrunwatch.live.headless import Headless
 from msrunwatch.live.run import LiveRun
-from msrunwatch.report.types import RankReport, Report
 from msrunwatch.rules.model import Rule
 from tests.conftest import FIXTURES
 

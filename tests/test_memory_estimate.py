@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from msrunwatch.config.memory import MIB, Estimate, estimate
-from msrunwatch.config.model import TrainingConfig, Value
+from msrunwatch.judge.config.memory import MIB, Estimate, estimate
+from msrunwatch.read.config.model import TrainingConfig, Value
 from msrunwatch.report.estimate import render_text, to_dict
 
 MEASURED = {

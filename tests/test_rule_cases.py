@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from msrunwatch.rulecheck import Case, all_cases, run_case
+from msrunwatch.drivers.rulecases import Case, all_cases, run_case
 from msrunwatch.rules.loader import load_rules
 
 RULES = load_rules()

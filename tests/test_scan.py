@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from msrunwatch.model import FileRole
-from msrunwatch.timestamps import iso
+from msrunwatch.read.facts import FileRole
+from msrunwatch.read.timestamps import iso
 from tests.conftest import FIXTURES, ScanText
 
 MEMORY_BLOCK = """\

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from msrunwatch.live.tail import Change, FileTail, Read
-from msrunwatch.model import FileRole
+from msrunwatch.read.facts import FileRole
+from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.matcher import LineMatcher
-from msrunwatch.scan import FileScanner
 from tests.conftest import FIXTURES
 
 WORKER = FIXTURES / "cpu_dp2_success_glog2" / "msrun_log" / "worker_0.log"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from msrunwatch.timestamps import iso, parse_glog, parse_iso
+from msrunwatch.read.timestamps import iso, parse_glog, parse_iso
 
 
 @pytest.mark.parametrize(

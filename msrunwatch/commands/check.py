@@ -7,11 +7,11 @@ import os
 from typing import Any
 
 from msrunwatch.commands.common import launch_options, rule_options, settings_of, write
-from msrunwatch.exit_codes import ExitCode
+from msrunwatch.core.exit_codes import ExitCode
 
 
 def _fails(report: Any, fail_on: str) -> bool:
-    from msrunwatch.model import Severity
+    from msrunwatch.rules.vocab import Severity
 
     if fail_on == "never":
         return False
@@ -21,8 +21,8 @@ def _fails(report: Any, fail_on: str) -> bool:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Lint logs (and configs) for CI: findings in CI formats, exit 1 at --fail-on."""
-    from msrunwatch.check import check_targets, render
-    from msrunwatch.settings import rule_set
+    from msrunwatch.drivers.check import check_targets, render
+    from msrunwatch.drivers.settings import rule_set
 
     settings = settings_of(args)
     rules = rule_set(settings)

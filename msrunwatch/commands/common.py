@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from msrunwatch.drivers.settings import Settings
 from msrunwatch.rules.model import Rule
-from msrunwatch.settings import Settings
 
 PROGRESS_BYTES = 256 << 20
 """Show reading progress on a terminal when the input is larger than this."""
@@ -61,7 +61,7 @@ def write(text: str, output: str | None) -> None:
 
 def settings_of(args: argparse.Namespace) -> Settings:
     """The settings file (found or given) with the command-line options on top."""
-    from msrunwatch import settings
+    from msrunwatch.drivers import settings
 
     base = settings.read_file(Path(args.settings)) if args.settings else settings.find(Path.cwd())
     return settings.merge(
@@ -76,7 +76,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 def rules_of(args: argparse.Namespace) -> list[Rule]:
     """The rules the command runs."""
-    from msrunwatch.settings import rule_set
+    from msrunwatch.drivers.settings import rule_set
 
     return rule_set(settings_of(args))
 

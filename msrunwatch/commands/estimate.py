@@ -6,16 +6,16 @@ import argparse
 from typing import Any
 
 from msrunwatch.commands.common import launch_options, write
-from msrunwatch.exit_codes import ExitCode
+from msrunwatch.core.exit_codes import ExitCode
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
     """Estimate each pipeline stage's device memory from training configs."""
     import json
 
-    from msrunwatch.config.derive import with_world, world_of
-    from msrunwatch.config.lint import read_all
-    from msrunwatch.config.memory import estimate
+    from msrunwatch.judge.config.derive import with_world, world_of
+    from msrunwatch.judge.config.lint import read_all
+    from msrunwatch.judge.config.memory import estimate
     from msrunwatch.report import estimate as render
 
     configs = read_all(args.configs, args.msrun)

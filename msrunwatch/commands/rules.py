@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from msrunwatch.commands.common import rule_options, rules_of, write
-from msrunwatch.exit_codes import ExitCode
+from msrunwatch.core.exit_codes import ExitCode
 
 
 def cmd_rules_list(args: argparse.Namespace) -> int:
@@ -26,7 +26,7 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
 
 def cmd_rules_check(args: argparse.Namespace) -> int:
     """Validate rule files and run their cases; --strict also wants both kinds of case."""
-    from msrunwatch import rulecheck
+    from msrunwatch.drivers import rulecases as rulecheck
     from msrunwatch.rules.loader import builtin_rules_dir, check_files, load_rules
 
     paths = [Path(p) for p in args.paths] or [builtin_rules_dir()]

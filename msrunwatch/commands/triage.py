@@ -7,18 +7,18 @@ import sys
 from typing import Any
 
 from msrunwatch.commands.common import progress_printer, rule_options, rules_of, use_color, write
-from msrunwatch.exit_codes import ExitCode
+from msrunwatch.core.exit_codes import ExitCode
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
     """Read a finished (or running) run's logs and print the verdict."""
+    from msrunwatch.drivers.triage import triage
     from msrunwatch.report import jsonout, markdown, text
-    from msrunwatch.triage import triage
 
     rules = rules_of(args)
     if args.config:
-        from msrunwatch.config.lint import read_all
-        from msrunwatch.config.observed import triage_with_config
+        from msrunwatch.judge.config.lint import read_all
+        from msrunwatch.judge.config.observed import triage_with_config
 
         configs = read_all(args.config, args.msrun)
         report = triage_with_config(args.dirs, rules, configs, args.console or (), args.devices)

@@ -17,7 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msrunwatch.discover import (
+from msrunwatch.judge.evaluate import Context, rank_silences
+from msrunwatch.judge.model import Finding, Report, Status
+from msrunwatch.judge.verdict import judge
+from msrunwatch.live.tail import Change, FileTail
+from msrunwatch.read.discover import (
     DiscoveryError,
     LogFile,
     candidates,
@@ -25,15 +29,11 @@ from msrunwatch.discover import (
     file_size,
     log_file,
 )
-from msrunwatch.evaluate import Context, rank_silences
-from msrunwatch.live.tail import Change, FileTail
-from msrunwatch.model import FileFacts, Status
-from msrunwatch.report.types import Finding, Report
+from msrunwatch.read.facts import FileFacts
+from msrunwatch.read.runstate import assemble
+from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.model import Rule
-from msrunwatch.runstate import assemble
-from msrunwatch.scan import FileScanner
-from msrunwatch.verdict import judge
 
 PER_FILE = 4 << 20
 """Bytes read from one file per tick: large enough to catch up fast, small enough to share."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from msrunwatch.config.memory import Estimate, StageEstimate
+from msrunwatch.judge.config.memory import Estimate, StageEstimate
 
 _COLUMNS = (
     ("stage", "stage"),

@@ -6,9 +6,9 @@ import math
 import os
 from collections.abc import Iterable
 
-from msrunwatch.report.types import Finding, Occurrence, RankReport, Report
+from msrunwatch.judge.model import Finding, Occurrence, RankReport, Report
+from msrunwatch.read.timestamps import clock, iso
 from msrunwatch.rules.template import rank_ranges
-from msrunwatch.timestamps import clock, iso
 
 ANSI = {
     "red": "31",

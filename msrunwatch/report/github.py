@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from msrunwatch.model import Severity
+from msrunwatch.judge.model import Finding, Occurrence, Report
 from msrunwatch.report import fmt, markdown
-from msrunwatch.report.types import Finding, Occurrence, Report
 from msrunwatch.rules.model import Rule
+from msrunwatch.rules.vocab import Severity
 
 COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 SHOWN = 10

@@ -7,10 +7,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from msrunwatch.model import Severity
+from msrunwatch.judge.model import Finding, Occurrence, Report
 from msrunwatch.report import fmt
-from msrunwatch.report.types import Finding, Occurrence, Report
 from msrunwatch.rules.model import Rule
+from msrunwatch.rules.vocab import Severity
 
 MAX_PER_FINDING = 50
 """Occurrences kept per finding: a thousand ranks with one fault is one problem, not 1000."""

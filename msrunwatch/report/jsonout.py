@@ -6,9 +6,9 @@ import json
 import math
 from typing import Any
 
-from msrunwatch.model import CompileStats, MemorySummary, Progress
-from msrunwatch.report.types import Finding, FirstError, Occurrence, RankReport, Report, RootCause
-from msrunwatch.timestamps import iso
+from msrunwatch.judge.model import Finding, FirstError, Occurrence, RankReport, Report, RootCause
+from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
+from msrunwatch.read.timestamps import iso
 
 
 def _number(value: float | None) -> float | None:

@@ -6,8 +6,8 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
+from msrunwatch.judge.model import Finding, Report
 from msrunwatch.report import fmt
-from msrunwatch.report.types import Finding, Report
 from msrunwatch.rules.model import Rule
 
 SUITE = "msrunwatch"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from msrunwatch.judge.model import Report
 from msrunwatch.report import fmt
-from msrunwatch.report.types import Report
 from msrunwatch.rules.model import Rule
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from msrunwatch.judge.model import Report
+from msrunwatch.read.timestamps import clock
 from msrunwatch.report import fmt
-from msrunwatch.report.types import Report
-from msrunwatch.timestamps import clock
 
 MAX_ROWS = 64
 HEADER = (

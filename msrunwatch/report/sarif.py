@@ -10,10 +10,10 @@ from typing import Any
 from urllib.parse import quote
 
 import msrunwatch
-from msrunwatch.model import Severity
+from msrunwatch.judge.model import Finding, Occurrence, Report
 from msrunwatch.report import fmt
-from msrunwatch.report.types import Finding, Occurrence, Report
 from msrunwatch.rules.model import Rule, Scope
+from msrunwatch.rules.vocab import Severity
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/msrunwatch/msrunwatch"

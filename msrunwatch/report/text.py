@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from msrunwatch.judge.model import Finding, RankReport, Report
+from msrunwatch.read.timestamps import clock
 from msrunwatch.report import fmt
-from msrunwatch.report.types import Finding, RankReport, Report
 from msrunwatch.rules.template import rank_ranges
-from msrunwatch.timestamps import clock
 
 MAX_ROWS = 40
 """Above this many ranks, ranks that share the most common status fold into one line."""

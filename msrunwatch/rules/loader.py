@@ -18,12 +18,12 @@ from typing import Any
 import jsonschema
 import regex
 
-from msrunwatch.model import Blame, Role, Severity
+from msrunwatch.core.yamlload import Positions, YamlError, load
 from msrunwatch.rules import variables
 from msrunwatch.rules.expr import Expr, ExprError
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import check_template
-from msrunwatch.rules.yamlpos import Positions, YamlError, load
+from msrunwatch.rules.vocab import Blame, Role, Severity
 
 CASES_SUFFIX = ".cases.yaml"
 

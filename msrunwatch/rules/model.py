@@ -7,8 +7,8 @@ from enum import StrEnum
 
 import regex
 
-from msrunwatch.model import Blame, Role, Severity
 from msrunwatch.rules.expr import Expr
+from msrunwatch.rules.vocab import Blame, Role, Severity
 
 
 class Scope(StrEnum):

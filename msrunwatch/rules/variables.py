@@ -152,7 +152,7 @@ CONFIG = {
     "params_dtype": "parameter dtype (bf16, fp16, fp32)",
     "max_device_memory_mb": "usable device memory: context max_device_memory (MiB)",
     "device_memory_mb": "the card's memory (MiB; 65536 for a 64 GB Ascend card unless told)",
-    # derived (msrunwatch.config.derive)
+    # derived (msrunwatch.judge.config.derive)
     "model_size": "tp * pp * cp: the cards one model replica spans",
     "product": "dp * tp * cp * pp",
     "suggested_dp": "world / (tp * pp * cp) when that divides, else None",
@@ -181,7 +181,8 @@ CONFIG = {
     "qkv_bias": "bias on the QKV projection (--add-qkv-bias / qkv_has_bias)",
     "use_legacy": "MindFormers use_legacy (False: the mcore path)",
 }
-"""Config scope: normalised training settings; see `msrunwatch.config`. Derived values
-(world-dependent dp, micro-batches, layers per stage) are added by `msrunwatch.config.derive`."""
+"""Config scope: normalised training settings; see `msrunwatch.read.config`. Derived values
+(world-dependent dp, micro-batches, layers per stage) are added by
+`msrunwatch.judge.config.derive`."""
 
 SCOPES = {"line": LINE, "rank": RANK, "run": RUN, "config": CONFIG}

@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from msrunwatch.model import Status
-from msrunwatch.report.types import RankReport
+from msrunwatch.judge.model import RankReport, Status
 
 BAR_WIDTH = 8
 """Cells in a memory bar (each cell holds eight steps)."""

@@ -11,8 +11,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from msrunwatch.judge.model import RankReport
 from msrunwatch.report import fmt
-from msrunwatch.report.types import RankReport
 from msrunwatch.tui import cells
 
 SortValue = float | str

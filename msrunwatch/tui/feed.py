@@ -15,8 +15,8 @@ from typing import Protocol
 
 from textual.message import Message
 
+from msrunwatch.judge.model import Report
 from msrunwatch.live.run import LiveRun, Update
-from msrunwatch.report.types import Report
 from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
 
 Post = Callable[[Message], object]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from msrunwatch.judge.model import Finding, RootCause
 from msrunwatch.live.run import Update
-from msrunwatch.report.types import Finding, RootCause
 
 
 class SnapshotUpdated(Message):

@@ -11,8 +11,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from msrunwatch.model import Status
-from msrunwatch.report.types import RankReport
+from msrunwatch.judge.model import RankReport, Status
 from msrunwatch.tui import cells
 from msrunwatch.tui.columns import BY_KEY, COLUMNS, Column
 

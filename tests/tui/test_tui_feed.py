@@ -12,8 +12,8 @@ import pytest
 from textual.message import Message
 from tui_scenarios import fixture_report, healthy_copy, oom_line_for, snapshot
 
+from msrunwatch.judge.model import Status
 from msrunwatch.live.run import LiveRun
-from msrunwatch.model import Status
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.feed import LiveFeed, Post, messages

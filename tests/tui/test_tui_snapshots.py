@@ -27,9 +27,8 @@ from tui_scenarios import (
     with_stalled,
 )
 
+from msrunwatch.judge.model import FirstError, Report, RootCause, Status
 from msrunwatch.live.run import LiveRun, Update
-from msrunwatch.model import Status
-from msrunwatch.report.types import FirstError, Report, RootCause
 from msrunwatch.rules.loader import load_rules
 
 SIZE = (160, 40)

@@ -13,18 +13,20 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from msrunwatch.live.run import Update
-from msrunwatch.model import CompileStats, MemorySummary, Progress, Role, Severity, Status
-from msrunwatch.report.types import (
+from msrunwatch.drivers.triage import triage
+from msrunwatch.judge.model import (
     Finding,
     FirstError,
     Occurrence,
     RankReport,
     Report,
     RootCause,
+    Status,
 )
+from msrunwatch.live.run import Update
+from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
 from msrunwatch.rules.loader import load_rules
-from msrunwatch.triage import triage
+from msrunwatch.rules.vocab import Role, Severity
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.messages import FindingsRaised, SnapshotUpdated
 

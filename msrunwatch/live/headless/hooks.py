@@ -10,8 +10,8 @@ import subprocess
 import threading
 from typing import Any, TextIO
 
-from msrunwatch.model import Severity
-from msrunwatch.report.types import Finding
+from msrunwatch.judge.model import Finding
+from msrunwatch.rules.vocab import Severity
 
 HOOK_TIMEOUT_S = 60.0
 """An --on-finding command running longer than this is killed."""

@@ -14,15 +14,14 @@ from wsgiref.simple_server import WSGIServer
 from prometheus_client import CollectorRegistry
 
 from msrunwatch import __version__
-from msrunwatch.exit_codes import ExitCode
+from msrunwatch.core.exit_codes import ExitCode
+from msrunwatch.judge.model import Report, Status
 from msrunwatch.live.headless.events import EventStream, PipeClosed, relabel_time
 from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, Hook
 from msrunwatch.live.headless.metrics import RunCollector, Snapshot, serve
 from msrunwatch.live.headless.signals import StopSignals
 from msrunwatch.live.run import LiveRun, Update
-from msrunwatch.model import Status
 from msrunwatch.report import jsonout
-from msrunwatch.report.types import Report
 
 TICK_S = 0.1
 """Period of the ticks: each one stats every followed file, so this bounds the latency."""

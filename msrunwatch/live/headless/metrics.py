@@ -44,8 +44,9 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from msrunwatch.model import CATEGORIES, MemorySummary, Progress, Severity, Status
-from msrunwatch.report.types import Report
+from msrunwatch.judge.model import Report, Status
+from msrunwatch.read.facts import MemorySummary, Progress
+from msrunwatch.rules.vocab import CATEGORIES, Severity
 
 OUTCOMES = ("running", "ok", "failed", "unknown")
 _RANK_GAUGES = (

@@ -15,9 +15,9 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, RichLog, Static
 
+from msrunwatch.judge.model import Finding, RankReport
+from msrunwatch.read.timestamps import clock
 from msrunwatch.report import fmt
-from msrunwatch.report.types import Finding, RankReport
-from msrunwatch.timestamps import clock
 from msrunwatch.tui import cells
 from msrunwatch.tui.logtail import TAIL_BYTES, read_tail
 

@@ -8,8 +8,8 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from msrunwatch.judge.model import Finding, Report, RootCause
 from msrunwatch.report import fmt
-from msrunwatch.report.types import Finding, Report, RootCause
 from msrunwatch.tui import cells
 
 Key = tuple[str, str]

@@ -22,8 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from msrunwatch.model import Status
-from msrunwatch.report.types import RankReport
+from msrunwatch.judge.model import RankReport, Status
 from msrunwatch.tui.columns import BY_KEY, GAP
 from msrunwatch.tui.rows import ALL, Rows
 from msrunwatch.tui.widgets.row_painter import RowPainter

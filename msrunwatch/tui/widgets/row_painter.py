@@ -13,7 +13,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from msrunwatch.report.types import RankReport
+from msrunwatch.judge.model import RankReport
 from msrunwatch.tui import cells
 from msrunwatch.tui.columns import GAP, MIN_ERROR_WIDTH, Column
 

@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from textual.content import Content
 from textual.widget import Widget
 
+from msrunwatch.judge.model import Report
 from msrunwatch.live.run import Update
 from msrunwatch.report import fmt
-from msrunwatch.report.types import Report
 from msrunwatch.tui import cells
 
 OUTCOME_STYLE = {

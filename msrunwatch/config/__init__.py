@@ -1,1 +1,0 @@
-"""Training-config readers and the config linter (MindFormers YAML, MindSpeed-LLM scripts)."""

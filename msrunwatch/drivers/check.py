@@ -1,0 +1,53 @@
+"""`msrunwatch check`: the rules over log directories and config files, in CI formats."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from msrunwatch.judge.model import Report
+from msrunwatch.read.discover import sniff
+from msrunwatch.rules.model import Rule
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".sh", ".bash", ".json", ".toml")
+
+
+def is_config(target: str) -> bool:
+    """A file with a config suffix whose first bytes are not a MindSpore log."""
+    path = Path(target)
+    if not path.is_file() or path.suffix.lower() not in CONFIG_SUFFIXES:
+        return False
+    with path.open("rb") as fh:
+        return sniff(fh.read(65536)) is None
+
+
+def check_targets(
+    targets: Sequence[str], rules: Sequence[Rule], args: argparse.Namespace
+) -> Report:
+    """One report over every target: logs are triaged, configs linted."""
+    from msrunwatch.drivers.triage import triage
+
+    configs = [t for t in targets if is_config(t)]
+    logs = [t for t in targets if t not in configs]
+    if configs:
+        from msrunwatch.judge.config.lint import lint_with_logs
+
+        return lint_with_logs(configs, logs, rules, args)
+    return triage(logs, rules, args.console or ())
+
+
+def render(report: Report, rules: Sequence[Rule], fmt: str) -> str:
+    """The report in one of check's formats."""
+    from msrunwatch.report import github, gitlab, jsonout, junit, lint, sarif
+
+    renderers = {
+        "text": lint.render,
+        "sarif": sarif.render,
+        "junit": junit.render,
+        "github": github.render,
+        "gitlab": gitlab.render,
+    }
+    if fmt == "json":
+        return jsonout.render(report)
+    return renderers[fmt](report, rules)

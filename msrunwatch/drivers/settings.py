@@ -1,0 +1,169 @@
+"""User settings: extra rules, rule selection and severity overrides.
+
+Read from `msrunwatch.yaml` (or `.msrunwatch.yaml`), or `[tool.msrunwatch]` in
+pyproject.toml, in the working directory or the nearest parent that has one; command-line
+options add to them. Keys: rules (paths), select and ignore (rule ids or categories),
+severity (id or category -> error|warning|info), fail-on (error|warning|never).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from msrunwatch.core.yamlload import YamlError, load
+from msrunwatch.rules.loader import load_rules
+from msrunwatch.rules.model import Rule
+from msrunwatch.rules.vocab import Severity
+
+NAMES = ("msrunwatch.yaml", ".msrunwatch.yaml")
+KEYS = {"rules", "select", "ignore", "severity", "fail-on"}
+FAIL_ON = ("error", "warning", "never")
+
+
+class SettingsError(Exception):
+    """A settings file or option that cannot be used (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the user configured."""
+
+    rules: tuple[Path, ...] = ()
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: Mapping[str, Severity] = field(default_factory=dict)
+    fail_on: str = "error"
+    source: Path | None = None
+
+
+def _list(value: Any, key: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise SettingsError(f"{where}: {key} must be a list of strings")
+
+
+def _severities(value: Any, where: str) -> dict[str, Severity]:
+    if not isinstance(value, dict):
+        raise SettingsError(f"{where}: severity must map rule ids or categories to a severity")
+    try:
+        return {str(k): Severity(v) for k, v in value.items()}
+    except ValueError as exc:
+        raise SettingsError(f"{where}: severity: {exc}") from None
+
+
+def _from_mapping(data: Any, source: Path, where: str) -> Settings:
+    if data is None:
+        return Settings(source=source)
+    if not isinstance(data, dict):
+        raise SettingsError(f"{where}: settings must be a mapping")
+    unknown = sorted(set(data) - KEYS)
+    if unknown:
+        raise SettingsError(
+            f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(KEYS))})"
+        )
+    fail_on = data.get("fail-on", "error")
+    if fail_on not in FAIL_ON:
+        raise SettingsError(f"{where}: fail-on must be one of {', '.join(FAIL_ON)}")
+    base = source.parent
+    return Settings(
+        rules=tuple(base / p for p in _list(data.get("rules", []), "rules", where)),
+        select=_list(data.get("select", []), "select", where),
+        ignore=_list(data.get("ignore", []), "ignore", where),
+        severity=_severities(data.get("severity", {}), where),
+        fail_on=fail_on,
+        source=source,
+    )
+
+
+def read_file(path: Path) -> Settings:
+    """Settings from one file (YAML, or a pyproject.toml's [tool.msrunwatch])."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read: {exc.strerror}") from None
+    if path.name == "pyproject.toml":
+        try:
+            table = tomllib.loads(text).get("tool", {}).get("msrunwatch")
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsError(f"{path}: invalid TOML: {exc}") from None
+        return _from_mapping(table, path, f"{path} [tool.msrunwatch]")
+    try:
+        data, _ = load(text)
+    except YamlError as exc:
+        raise SettingsError(f"{path}:{exc.line}:{exc.col}: invalid YAML: {exc}") from None
+    return _from_mapping(data, path, str(path))
+
+
+def find(start: Path) -> Settings:
+    """The settings that apply in a directory: the nearest file up the tree, else none."""
+    for directory in [start, *start.parents]:
+        for name in NAMES:
+            if (directory / name).is_file():
+                return read_file(directory / name)
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and "[tool.msrunwatch]" in pyproject.read_text(errors="replace"):
+            return read_file(pyproject)
+    return Settings()
+
+
+def merge(
+    base: Settings,
+    rules: Iterable[str],
+    select: Iterable[str],
+    ignore: Iterable[str],
+    severity: Iterable[str],
+    fail_on: str | None,
+) -> Settings:
+    """Command-line options on top of the file's settings."""
+    overrides = dict(base.severity)
+    for item in severity:
+        key, _, level = item.partition("=")
+        try:
+            overrides[key.strip()] = Severity(level.strip())
+        except ValueError:
+            raise SettingsError(f"--severity {item!r}: expected ID=error|warning|info") from None
+    return replace(
+        base,
+        rules=(*base.rules, *(Path(r) for r in rules)),
+        select=(*base.select, *_split(select)),
+        ignore=(*base.ignore, *_split(ignore)),
+        severity=overrides,
+        fail_on=fail_on or base.fail_on,
+    )
+
+
+def _split(values: Iterable[str]) -> list[str]:
+    return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+def _named(rule: Rule, names: Sequence[str]) -> bool:
+    return rule.id in names or rule.category in names
+
+
+def apply(rules: Sequence[Rule], settings: Settings) -> list[Rule]:
+    """The rules that run: selected, not ignored, with severities overridden."""
+    known = {r.id for r in rules} | {r.category for r in rules}
+    for name in (*settings.select, *settings.ignore, *settings.severity):
+        if name not in known:
+            raise SettingsError(f"unknown rule id or category {name!r}")
+    chosen = [r for r in rules if not settings.select or _named(r, settings.select)]
+    chosen = [r for r in chosen if not _named(r, settings.ignore)]
+    out = []
+    for rule in chosen:
+        level = settings.severity.get(rule.id) or settings.severity.get(rule.category)
+        out.append(replace(rule, severity=level) if level else rule)
+    return out
+
+
+def rule_set(settings: Settings) -> list[Rule]:
+    """Built-in rules plus the user's, with the settings applied."""
+    rules = {r.id: r for r in load_rules(None)}
+    if settings.rules:
+        rules.update({r.id: r for r in load_rules(settings.rules)})
+    return apply(list(rules.values()), settings)

@@ -1,0 +1,272 @@
+"""Read the config's numbers for the memory estimate, recording every default taken."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from msrunwatch.judge.config.memory.notes import Notes
+from msrunwatch.judge.config.memory.result import DEFAULT_DEVICE_MIB
+from msrunwatch.read.config.model import TrainingConfig
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The config's numbers after defaults; None where the estimate cannot go on."""
+
+    framework: str
+    tp: int
+    pp: int
+    cp: int
+    vpp: int
+    dp: int
+    micro_batches: int | None
+    mbs: int | None
+    seq: int | None
+    layers: int | None
+    hidden: int | None
+    heads: int | None
+    kv_heads: int | None
+    head_dim: int | None
+    ffn: int | None
+    vocab: int | None
+    swiglu: bool
+    untied: bool
+    flash: bool
+    sp: bool
+    qkv_bias: bool
+    vocab_emb_dp: bool
+    distributed_optimizer: bool
+    dtype: str
+    moe: bool
+
+
+# --- reading values --------------------------------------------------------------------
+
+
+def number(cfg: TrainingConfig, name: str, notes: Notes) -> float | None:
+    """A numeric setting; an unresolved or non-numeric one is reported, not guessed."""
+    raw = cfg.get(name)
+    if raw is None:
+        held = cfg.values.get(name)
+        if held is not None and held.unresolved:
+            notes.problem(f"{name}: {held.unresolved}")
+        return None
+    if isinstance(raw, bool):
+        notes.problem(f"{name}: {raw!r} is not a number")
+        return None
+    if isinstance(raw, int | float):
+        return float(raw)
+    try:
+        return float(str(raw).strip())
+    except ValueError:
+        notes.problem(f"{name}: {raw!r} is not a number")
+        return None
+
+
+def count(cfg: TrainingConfig, name: str, notes: Notes) -> int | None:
+    """A positive whole number (sizes, degrees, lengths)."""
+    value = number(cfg, name, notes)
+    if value is None:
+        return None
+    if not value.is_integer() or value < 1:
+        notes.problem(f"{name}: {cfg.get(name)!r} is not a positive whole number")
+        return None
+    return int(value)
+
+
+def _flag(cfg: TrainingConfig, name: str) -> bool | None:
+    """A boolean setting, accepting the spellings YAML and shell scripts use."""
+    raw = cfg.get(name)
+    if raw is None or isinstance(raw, bool):
+        return raw
+    if isinstance(raw, int | float):
+        return bool(raw)
+    text = str(raw).strip().lower()
+    if text in ("true", "yes", "on", "1"):
+        return True
+    if text in ("false", "no", "off", "0", "none", ""):
+        return False
+    return None
+
+
+def _flag_or(cfg: TrainingConfig, name: str, default: bool, why: str, notes: Notes) -> bool:
+    """A flag, or its default with the default written down as an assumption."""
+    value = _flag(cfg, name)
+    if value is None:
+        notes.assume(f"{name} not given: {'on' if default else 'off'} ({why})")
+        return default
+    return value
+
+
+def _degree(cfg: TrainingConfig, name: str, notes: Notes) -> int:
+    """A parallel degree; unset means 1 in every framework, said once."""
+    value = count(cfg, name, notes)
+    if value is None:
+        notes.assume(f"{name} not given: 1")
+        return 1
+    return value
+
+
+def _framework(cfg: TrainingConfig, notes: Notes) -> str:
+    """mindformers or megatron: it picks the byte model for the model states."""
+    name = str(cfg.get("framework") or cfg.kind or "").lower()
+    if name in ("mindformers", "megatron"):
+        return name
+    notes.assume("framework unknown: Megatron/MindSpeed byte model")
+    return "megatron"
+
+
+def _dtype(cfg: TrainingConfig, notes: Notes) -> str:
+    """bf16, fp16 or fp32 from the many spellings."""
+    raw = str(cfg.get("params_dtype") or "").lower().replace("_", "")
+    for name, spellings in (
+        ("bf16", ("bf16", "bfloat16")),
+        ("fp16", ("fp16", "float16", "half")),
+        ("fp32", ("fp32", "float32", "float")),
+    ):
+        if raw in spellings:
+            return name
+    notes.assume("params_dtype not given: bf16")
+    return "bf16"
+
+
+# --- resolving the inputs --------------------------------------------------------------
+
+
+def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
+    """Every input the model uses, with the defaults it takes recorded as assumptions."""
+    framework = _framework(cfg, notes)
+    tp, pp, cp, vpp = (_degree(cfg, n, notes) for n in ("tp", "pp", "cp", "vpp"))
+    dp = _data_parallel(cfg, tp * pp * cp, notes)
+    mbs = count(cfg, "mbs", notes)
+    hidden = count(cfg, "hidden_size", notes)
+    heads = count(cfg, "num_heads", notes)
+    swiglu = _swiglu(cfg, framework, notes)
+    experts = number(cfg, "num_experts", notes)
+    # the reads below run in the order written: the order the assumptions are reported in
+    return Inputs(
+        framework=framework,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        vpp=vpp,
+        dp=dp,
+        micro_batches=_micro_batches(cfg, mbs, dp, notes),
+        mbs=mbs,
+        seq=count(cfg, "seq_length", notes),
+        layers=count(cfg, "num_layers", notes),
+        hidden=hidden,
+        heads=heads,
+        kv_heads=_kv_heads(cfg, heads, notes),
+        head_dim=_head_dim(cfg, hidden, heads, notes),
+        ffn=_ffn(cfg, hidden, swiglu, notes),
+        vocab=count(cfg, "vocab_size", notes),
+        swiglu=swiglu,
+        untied=_flag_or(cfg, "untie_embeddings", True, "separate output layer, upper bound", notes),
+        flash=_flag_or(cfg, "use_flash_attention", False, "framework default", notes),
+        sp=_sequence_parallel(cfg, tp, notes),
+        qkv_bias=bool(_flag(cfg, "qkv_bias")),
+        vocab_emb_dp=_vocab_emb_dp(cfg, framework, notes),
+        distributed_optimizer=_flag_or(cfg, "use_distributed_optimizer", False, "default", notes),
+        dtype=_dtype(cfg, notes),
+        moe=experts is not None and experts > 1,
+    )
+
+
+def _swiglu(cfg: TrainingConfig, framework: str, notes: Notes) -> bool:
+    """SwiGLU as written, else what the framework's usual models use."""
+    mindformers = framework == "mindformers"
+    why = "MindFormers llama-style models" if mindformers else "Megatron default GeLU"
+    return _flag_or(cfg, "swiglu", mindformers, why, notes)
+
+
+def _data_parallel(cfg: TrainingConfig, model_ranks: int, notes: Notes) -> int:
+    """dp as written, else world / (tp*pp*cp), else 1 (no optimizer sharding)."""
+    dp = count(cfg, "dp", notes)
+    if dp is not None:
+        return dp
+    world = count(cfg, "world", notes)
+    if world is not None and world % model_ranks == 0:
+        notes.assume(f"dp derived: world {world} / (tp*pp*cp) = {world // model_ranks}")
+        return world // model_ranks
+    notes.assume("dp unknown: 1 (no optimizer sharding)")
+    return 1
+
+
+def _micro_batches(cfg: TrainingConfig, mbs: int | None, dp: int, notes: Notes) -> int | None:
+    """micro_batch_num as written, else gbs / (mbs*dp); None means 'assume >= pp'."""
+    m = count(cfg, "micro_batch_num", notes)
+    if m is not None:
+        return m
+    gbs = count(cfg, "gbs", notes)
+    if gbs is not None and mbs is not None:
+        if gbs % (mbs * dp) == 0:
+            return gbs // (mbs * dp)
+        notes.problem(f"gbs {gbs} is not divisible by mbs*dp = {mbs * dp} (BATCH-01)")
+    notes.assume("micro-batches unknown: at least pp assumed (the in-flight upper bound)")
+    return None
+
+
+def _kv_heads(cfg: TrainingConfig, heads: int | None, notes: Notes) -> int | None:
+    """KV heads; without a value, plain multi-head attention."""
+    g = count(cfg, "num_kv_heads", notes)
+    if g is None and heads is not None:
+        notes.assume("num_kv_heads not given: = num_heads (no GQA)")
+        return heads
+    return g
+
+
+def _head_dim(
+    cfg: TrainingConfig, hidden: int | None, heads: int | None, notes: Notes
+) -> int | None:
+    """head_dim as written, else hidden / heads (both frameworks' default)."""
+    d = count(cfg, "head_dim", notes)
+    if d is None and hidden is not None and heads is not None:
+        return hidden // heads
+    return d
+
+
+def _ffn(cfg: TrainingConfig, hidden: int | None, swiglu: bool, notes: Notes) -> int | None:
+    """FFN width as written, else Megatron's default (4h, or 8h/3 rounded down to 64)."""
+    f = count(cfg, "ffn_hidden_size", notes)
+    if f is not None or hidden is None:
+        return f
+    f = int(4 * hidden * 2 / 3 / 64) * 64 if swiglu else 4 * hidden
+    notes.assume(f"ffn_hidden_size not given: Megatron default {f}")
+    return f
+
+
+def _vocab_emb_dp(cfg: TrainingConfig, framework: str, notes: Notes) -> bool:
+    """MindFormers legacy can keep the embedding whole (data-parallel) instead of /tp.
+
+    The mcore path (`use_legacy: False`) forces it off, as Megatron does.
+    """
+    if framework != "mindformers" or _flag(cfg, "use_legacy") is False:
+        return False
+    value = _flag(cfg, "vocab_emb_dp")
+    if value is None:
+        notes.assume("vocab_emb_dp not given: embedding sharded by tp")
+    return bool(value)
+
+
+def _sequence_parallel(cfg: TrainingConfig, tp: int, notes: Notes) -> bool:
+    """SP only shards anything with TP > 1 (SEQ-01)."""
+    sp = _flag_or(cfg, "sp", False, "default", notes)
+    if sp and tp == 1:
+        notes.problem("sp is on with tp 1: it has no effect (SEQ-01)")
+        return False
+    return sp
+
+
+def budget(cfg: TrainingConfig, notes: Notes) -> tuple[float, str]:
+    """max_device_memory if set, else the card's memory, else a 64 GB card."""
+    for name, what in (
+        ("max_device_memory_mb", "max_device_memory from the config"),
+        ("device_memory_mb", "the card's device memory, nothing reserved"),
+    ):
+        value = number(cfg, name, notes)
+        if value is not None and value > 0:
+            return value, f"{name} = {value:g} MiB ({what})"
+    source = f"default {DEFAULT_DEVICE_MIB:g} MiB (64 GB card, nothing reserved)"
+    notes.assume(f"budget: {source}; CANN/HCCL/driver memory outside the pool not subtracted")
+    return DEFAULT_DEVICE_MIB, source

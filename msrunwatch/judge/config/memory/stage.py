@@ -1,0 +1,117 @@
+"""Add up one pipeline stage: its parameters, activations, transients and verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from msrunwatch.judge.config.memory.inputs import Inputs
+from msrunwatch.judge.config.memory.layout import Plan, in_flight
+from msrunwatch.judge.config.memory.result import (
+    FRAGMENTATION,
+    MIB,
+    TIGHT,
+    LayerTerms,
+    StageEstimate,
+    StateBytes,
+)
+from msrunwatch.judge.config.memory.terms import embedding_params, head_params, layer_params
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every stage's estimate shares."""
+
+    inp: Inputs
+    layers: tuple[int, ...] | None
+    terms: LayerTerms | None
+    states: StateBytes | None
+    plan: Plan | None
+    budget: float
+
+
+def stage(i: int, ctx: Context) -> StageEstimate:
+    """Every term of stage i, and the totals when all of them are known."""
+    inp = ctx.inp
+    layers = ctx.layers[i] if ctx.layers else None
+    first, last = i == 0, i == inp.pp - 1
+    embed = embedding_params(inp) if first else 0
+    head = head_params(inp) if last else 0
+    params = _stage_params(layers, layer_params(inp), embed, head)
+    weights, grads_opt = _states_mib(params, ctx.states)
+    flight = in_flight(i, inp) if layers is not None else None
+    act, recompute = _activations(i, layers, flight, ctx)
+    backward = ctx.terms.backward_mib if ctx.terms else None
+    ce = (ctx.terms.cross_entropy_mib if ctx.terms else None) if last else 0.0
+    used, actual = _totals((weights, grads_opt, act, recompute, backward, ce))
+    return StageEstimate(
+        stage=i,
+        layers=layers,
+        in_flight=flight,
+        recomputed_layers=ctx.plan.full[i] if ctx.plan else 0,
+        selective_layers=ctx.plan.selective[i] if ctx.plan else 0,
+        params=params,
+        embedding_params=embed or 0,
+        head_params=head or 0,
+        weights_mib=weights,
+        grads_optimizer_mib=grads_opt,
+        activations_mib=act,
+        recompute_mib=recompute,
+        backward_mib=backward,
+        cross_entropy_mib=ce,
+        used_mib=used,
+        actual_mib=actual,
+        headroom_pct=None if actual is None else (ctx.budget - actual) / ctx.budget * 100,
+        verdict=_verdict(actual, ctx.budget),
+    )
+
+
+def _stage_params(
+    layers: int | None, per_layer: int | None, embed: int | None, head: int | None
+) -> int | None:
+    """A stage's parameters, or None: a first/last stage without its vocab is unknown."""
+    if layers is None or per_layer is None or embed is None or head is None:
+        return None
+    return layers * per_layer + embed + head
+
+
+def _states_mib(params: int | None, states: StateBytes | None) -> tuple[float | None, float | None]:
+    """(weights, gradients + optimizer) in MiB."""
+    if params is None or states is None:
+        return None, None
+    return params * states.weights / MIB, params * (states.gradients + states.optimizer) / MIB
+
+
+def _activations(
+    i: int, layers: int | None, in_flight: float | None, ctx: Context
+) -> tuple[float | None, float | None]:
+    """(kept activations, recompute transient) in MiB for stage i.
+
+    The peak is at the start of the oldest micro-batch's backward: n_i micro-batches
+    kept. Re-running a recomputed chunk adds chunk*A once the layers after it are freed.
+    """
+    t, plan = ctx.terms, ctx.plan
+    if t is None or plan is None or layers is None or in_flight is None:
+        return None, None
+    full, sel = plan.full[i], plan.selective[i]
+    plain = layers - full - sel
+    kept = plan.checkpoints[i] * t.checkpoint_mib + sel * t.selective_mib + plain * t.layer_mib
+    rerun = min(plan.chunk, full) * t.layer_mib - sel * t.selective_mib - plain * t.layer_mib
+    core = (t.layer_mib - t.selective_mib) if sel else 0.0
+    return in_flight * kept, max(0.0, rerun if full else 0.0, core)
+
+
+def _totals(parts: tuple[float | None, ...]) -> tuple[float | None, float | None]:
+    """(used, actual with fragmentation) in MiB; None when any part is unknown."""
+    if None in parts:
+        return None, None
+    used = sum(p for p in parts if p is not None)
+    return used, used * FRAGMENTATION
+
+
+def _verdict(actual: float | None, budget: float) -> str:
+    """MEM-01: over above the budget, tight above 95 % of it."""
+    if actual is None:
+        return "unknown"
+    if actual > budget:
+        return "over"
+    return "tight" if actual > TIGHT * budget else "ok"

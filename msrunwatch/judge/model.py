@@ -1,0 +1,144 @@
+"""The triage verdict: what every renderer (text, JSON, Markdown, CI formats) prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
+from msrunwatch.rules.vocab import Severity
+
+
+class Status(StrEnum):
+    """Per-rank status, as the JSON report spells it."""
+
+    STARTING = "starting"
+    COMPILING = "compiling"
+    TRAINING = "training"
+    FINISHED = "finished"
+    FAILED = "failed"
+    KILLED = "killed"
+    TIMED_OUT = "timed-out"
+    STALLED = "stalled"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """Where one rank (or the scheduler, or msrun) showed a finding first."""
+
+    rank: int | None
+    log_dir: str | None
+    file: str | None
+    line: int | None
+    time: float | None
+    time_exact: bool
+    text: str
+    count: int = 1
+    message: str = ""
+    """The rule's message for this occurrence (numbers differ between ranks)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One rule's finding, grouped across every rank that showed it."""
+
+    rule: str
+    title: str
+    category: str
+    severity: Severity
+    role: str
+    """root-cause, victim or symptom."""
+    message: str
+    ranks: tuple[int, ...]
+    occurrences: tuple[Occurrence, ...]
+    """The first occurrence per rank and file, earliest first."""
+    count: int
+    hint: str = ""
+    fingerprint: str = ""
+
+    @property
+    def first(self) -> Occurrence | None:
+        return self.occurrences[0] if self.occurrences else None
+
+
+@dataclass(frozen=True, slots=True)
+class RootCause:
+    """The fault the run died of, and the rank(s) that had it."""
+
+    ranks: tuple[int, ...]
+    category: str
+    rule: str
+    log_dir: str | None
+    file: str | None
+    line: int | None
+    time: float | None
+    message: str
+    reason: str
+    """Why these ranks: how the verdict was reached."""
+    time_exact: bool = True
+    """False when the line had no timestamp and was dated by the line before it."""
+
+
+@dataclass(frozen=True, slots=True)
+class FirstError:
+    """A rank's earliest error."""
+
+    category: str
+    rule: str
+    file: str
+    line: int
+    time: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RankEstimate:
+    """What the config's memory estimate expects of a rank's stage."""
+
+    stage: int
+    used_mb: float | None
+    actual_mb: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class RankReport:
+    """One rank's line in the report."""
+
+    rank: int
+    log_dir: str | None
+    file: str | None
+    status: Status
+    status_reason: str = ""
+    pid: int | None = None
+    host: str | None = None
+    memory: MemorySummary | None = None
+    compile: CompileStats | None = None
+    progress: Progress | None = None
+    first_error: FirstError | None = None
+    first_time: float | None = None
+    last_time: float | None = None
+    lines: int = 0
+    exit_code: int | None = None
+    estimate: RankEstimate | None = None
+    """Given a config: the estimate for this rank's pipeline stage."""
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The verdict on a run."""
+
+    log_dirs: tuple[str, ...]
+    outcome: str
+    root_cause: RootCause | None
+    ranks: tuple[RankReport, ...]
+    findings: tuple[Finding, ...]
+    warnings: tuple[str, ...] = ()
+    """Problems reading the input (unreadable files, rule patterns that timed out)."""
+    files: int = 0
+    bytes: int = 0
+    version: int = 1
+
+    @property
+    def has_errors(self) -> bool:
+        """Faults found: error findings, or ranks that failed, were killed or timed out."""
+        return self.outcome == "failed"

@@ -1,0 +1,263 @@
+"""MindFormers YAML → TrainingConfig, each value located at its YAML value.
+
+Both key sets are read: the legacy ones (`num_layers`, `num_heads`, `n_kv_heads`...)
+and the mcore / Hugging Face ones (`num_hidden_layers`, `num_attention_heads`,
+`num_key_value_heads`...), as mapped by MindFormers' COMMON_CONFIG_MAPPING. Keys left
+out get MindFormers' defaults (`TransformerOpParallelConfig`: every degree 1,
+`micro_batch_num` 1, `use_seq_parallel` False, `vocab_emb_dp` True...) with Source None.
+`swap_config` is read by `msrunwatch.read.config.swap`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from msrunwatch.core.yamlload import Path_, Positions, YamlError, load
+from msrunwatch.read.config.common import ConfigError, Doc, dtype_name
+from msrunwatch.read.config.model import TrainingConfig, Value
+from msrunwatch.read.config.swap import read_swap
+
+Converted = tuple[Any, str | None]
+Convert = Callable[[Any, str], Converted]
+
+PC = ("parallel_config",)
+MC = ("model", "model_config")
+SECTIONS = (
+    "parallel_config",
+    "parallel",
+    "model",
+    "context",
+    "runner_config",
+    "recompute_config",
+)
+MEMORY = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
+SWIGLU_ACTS = ("silu", "swiglu", "swish")
+LLAMA_FAMILY = ("llama", "qwen")
+
+
+def _int(value: Any, key: str) -> Converted:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None, f"{key} is {value!r}, not a whole number"
+    return value, None
+
+
+def _bool(value: Any, key: str) -> Converted:
+    if not isinstance(value, bool):
+        return None, f"{key} is {value!r}, not True or False"
+    return value, None
+
+
+def _str(value: Any, key: str) -> Converted:
+    if not isinstance(value, str):
+        return None, f"{key} is {value!r}, not a string"
+    return value, None
+
+
+def _any(value: Any, key: str) -> Converted:
+    return value, None
+
+
+def _dtype(value: Any, key: str) -> Converted:
+    if not isinstance(value, str):
+        return None, f"{key} is {value!r}, not a dtype name"
+    return dtype_name(value), None
+
+
+def _int_or_list(value: Any, key: str) -> Converted:
+    """offset / recompute: an int (bool for recompute), a list, or a list of lists."""
+    if isinstance(value, int | list):
+        return value, None
+    return None, f"{key} is {value!r}, not a number or a list"
+
+
+def memory_mb(value: Any, key: str = "max_device_memory") -> Converted:
+    """`58GB` → 59392 MiB; `59392MB` → 59392."""
+    m = MEMORY.fullmatch(value) if isinstance(value, str) else None
+    if m is None:
+        return None, f'{key} is {value!r}, not a size like "58GB"'
+    size = float(m.group(1)) * UNITS[(m.group(2) or "M").upper()]
+    return (int(size) if size.is_integer() else size), None
+
+
+FIELDS: list[tuple[str, list[Path_], Convert]] = [
+    ("dp", [(*PC, "data_parallel")], _int),
+    ("tp", [(*PC, "model_parallel")], _int),
+    ("pp", [(*PC, "pipeline_stage")], _int),
+    ("cp", [(*PC, "context_parallel")], _int),
+    ("ep", [(*PC, "expert_parallel")], _int),
+    ("sp", [(*PC, "use_seq_parallel")], _bool),
+    ("micro_batch_num", [(*PC, "micro_batch_num")], _int),
+    ("vocab_emb_dp", [(*PC, "vocab_emb_dp")], _bool),
+    ("cp_algo", [(*PC, "context_parallel_algo")], _str),
+    ("ulysses_degree", [(*PC, "ulysses_degree_in_cp")], _int),
+    ("parallel_mode", [("parallel", "parallel_mode")], _any),
+    ("full_batch", [("parallel", "full_batch")], _bool),
+    ("use_distributed_optimizer", [("parallel", "enable_parallel_optimizer")], _bool),
+    (
+        "optimizer_shard_size",
+        [("parallel", "parallel_optimizer_config", "optimizer_weight_shard_size")],
+        _int,
+    ),
+    ("pipeline_stages", [("parallel", "pipeline_stages")], _int),
+    ("world", [("parallel", "device_num"), ("device_num",)], _int),
+    ("config_world", [("parallel", "device_num"), ("device_num",)], _int),
+    ("max_device_memory_mb", [("context", "max_device_memory")], memory_mb),
+    ("mode", [("context", "mode")], _any),
+    ("num_layers", [(*MC, "num_layers"), (*MC, "num_hidden_layers")], _int),
+    ("hidden_size", [(*MC, "hidden_size")], _int),
+    ("ffn_hidden_size", [(*MC, "intermediate_size"), (*MC, "ffn_hidden_size")], _int),
+    ("num_heads", [(*MC, "num_heads"), (*MC, "num_attention_heads")], _int),
+    (
+        "num_kv_heads",
+        [(*MC, "n_kv_heads"), (*MC, "num_key_value_heads"), (*MC, "num_query_groups")],
+        _int,
+    ),
+    ("head_dim", [(*MC, "head_dim"), (*MC, "kv_channels")], _int),
+    ("vocab_size", [(*MC, "vocab_size")], _int),
+    ("seq_length", [(*MC, "seq_length")], _int),
+    (
+        "max_position_embeddings",
+        [(*MC, "max_position_embedding"), (*MC, "max_position_embeddings")],
+        _int,
+    ),
+    ("offset", [(*MC, "offset")], _int_or_list),
+    ("vpp", [(*MC, "pp_interleave_num"), (*MC, "virtual_pipeline_model_parallel_size")], _int),
+    ("use_flash_attention", [(*MC, "use_flash_attention")], _bool),
+    ("qkv_bias", [(*MC, "qkv_has_bias"), (*MC, "add_qkv_bias")], _bool),
+    ("use_legacy", [("use_legacy",), ("model", "model_config", "use_legacy")], _bool),
+    ("params_dtype", [(*MC, "param_init_type"), (*MC, "params_dtype")], _dtype),
+    ("compute_dtype", [(*MC, "compute_dtype")], _dtype),
+    (
+        "num_experts",
+        [
+            (*MC, "expert_num"),
+            (*MC, "n_routed_experts"),
+            (*MC, "num_experts"),
+            (*MC, "num_moe_experts"),
+            ("moe_config", "expert_num"),
+            (*MC, "moe_config", "expert_num"),
+        ],
+        _int,
+    ),
+    ("mbs", [("runner_config", "batch_size")], _int),
+    ("gradient_accumulation_steps", [("runner_config", "gradient_accumulation_steps")], _int),
+    ("recompute", [("recompute_config", "recompute")], _int_or_list),
+    ("select_recompute", [("recompute_config", "select_recompute")], _any),
+    ("micro_batch_interleave_num", [("micro_batch_interleave_num",)], _int),
+    (
+        "dataset_seq_length",
+        [
+            ("train_dataset", "data_loader", "config", "seq_length"),
+            ("train_dataset", "data_loader", "seq_length"),
+            ("train_dataset", "seq_length"),
+        ],
+        _int,
+    ),
+]
+"""Normalised name, YAML paths (the first one present wins), converter."""
+
+DEFAULTS: dict[str, Any] = {
+    "dp": 1,
+    "tp": 1,
+    "pp": 1,
+    "cp": 1,
+    "ep": 1,
+    "vpp": 1,
+    "sp": False,
+    "micro_batch_num": 1,
+    "vocab_emb_dp": True,
+    "cp_algo": "colossalai_cp",
+    "ulysses_degree": 1,
+    "micro_batch_interleave_num": 1,
+    "gradient_accumulation_steps": 1,
+    "recompute": False,
+    "select_recompute": False,
+    "use_distributed_optimizer": False,
+}
+"""MindFormers' defaults for keys a config leaves out (Source None)."""
+
+
+class _Yaml:
+    def __init__(self, data: Mapping[str, Any], positions: Positions, doc: Doc) -> None:
+        self.data, self.positions, self.doc = data, positions, doc
+
+    def find(self, path: Path_) -> tuple[bool, Any]:
+        node: Any = self.data
+        for i, key in enumerate(path):
+            if not isinstance(node, Mapping):
+                if node is None:
+                    return False, None
+                where = ".".join(str(k) for k in path[:i])
+                line = self.positions.of(path[:i])[0]
+                raise self.doc.error(line, f"{where} should be a mapping, not {node!r}")
+            if key not in node:
+                return False, None
+            node = node[key]
+        return True, node
+
+    def value(self, path: Path_, value: Any, why: str | None = None) -> Value:
+        """A Value located at its YAML value; a block-style list or mapping that starts
+        on the next line is located at its key (`select_recompute:`) instead."""
+        line, col = self.positions.of(path)
+        key = self.positions.keys.get(path)
+        if key is not None and key[0] != line:
+            line, col = key
+        return Value(value, self.doc.source(line, col), why)
+
+
+def read_mindformers(text: str, path: str) -> TrainingConfig:
+    """Read a MindFormers YAML config."""
+    doc = Doc(path, text)
+    try:
+        data, positions = load(text)
+    except YamlError as exc:
+        raise ConfigError(f"{path}:{exc.line}:{exc.col}: invalid YAML: {exc}") from None
+    except (ValueError, TypeError) as exc:  # an integer too long for int(), a list as a key
+        raise ConfigError(f"{path}: invalid YAML value: {exc}") from None
+    if not isinstance(data, Mapping):
+        kind = "empty" if data is None else f"a {type(data).__name__}"
+        raise doc.error(1, f"not a MindFormers config: the document is {kind}, not a mapping")
+    if not any(section in data for section in SECTIONS):
+        raise doc.error(None, "not a MindFormers config: it has none of " + ", ".join(SECTIONS))
+    yml = _Yaml(data, positions, doc)
+    values: dict[str, Value] = {"framework": Value("mindformers")}
+    for name, paths, convert in FIELDS:
+        for key_path in paths:
+            found, raw = yml.find(key_path)
+            if found and raw is not None:
+                value, why = convert(raw, str(key_path[-1]))
+                values[name] = yml.value(key_path, value, why)
+                break
+    _untie(yml, values)
+    _swiglu(yml, values)
+    read_swap(yml, values)
+    for name, default in DEFAULTS.items():
+        values.setdefault(name, Value(default))
+    if "num_kv_heads" not in values and "num_heads" in values:
+        values["num_kv_heads"] = Value(values["num_heads"].value)
+    return TrainingConfig(path, "mindformers", values)
+
+
+def _untie(yml: _Yaml, values: dict[str, Value]) -> None:
+    found, untie = yml.find((*MC, "untie_embeddings_and_output_weights"))
+    if found and isinstance(untie, bool):
+        values["untie_embeddings"] = yml.value((*MC, "untie_embeddings_and_output_weights"), untie)
+        return
+    found, tie = yml.find((*MC, "tie_word_embeddings"))
+    if found and isinstance(tie, bool):
+        values["untie_embeddings"] = yml.value((*MC, "tie_word_embeddings"), not tie)
+
+
+def _swiglu(yml: _Yaml, values: dict[str, Value]) -> None:
+    found, act = yml.find((*MC, "hidden_act"))
+    if found and isinstance(act, str):
+        values["swiglu"] = yml.value((*MC, "hidden_act"), act.lower() in SWIGLU_ACTS)
+        return
+    for key_path in ((*MC, "type"), (*MC, "model_type"), ("model", "arch", "type")):
+        found, name = yml.find(key_path)
+        if found and isinstance(name, str) and any(f in name.lower() for f in LLAMA_FAMILY):
+            values["swiglu"] = yml.value(key_path, True)
+            return

@@ -1,0 +1,129 @@
+"""MindSpeed-LLM / Megatron launch scripts → TrainingConfig, without executing anything.
+
+The script is lexed and walked in order (variables, `export`, `$((...))`, blocks); the
+first msrun or torchrun command (else a `python` command with Megatron flags) is read:
+its launcher options give world / local_worker_num / node_rank / master_port, and the
+training flags give the parallel, batch and model settings. Where the launcher is
+silent, the usual script variables (WORLD_SIZE, NPUS_PER_NODE, NNODES, NODE_RANK,
+MASTER_PORT) and MS_SIMULATION_LEVEL fill in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from msrunwatch.read.config.common import Doc, TracedValue, parse_int
+from msrunwatch.read.config.megatron import read_args
+from msrunwatch.read.config.model import TrainingConfig, Value
+from msrunwatch.read.config.msrun import Launcher, parse_launcher, stray_value
+from msrunwatch.read.config.shellexpand import Env, Var
+from msrunwatch.read.config.shellwalk import Launch, Walker
+from msrunwatch.read.config.shellwords import ShellSyntaxError, lex
+
+SCRIPT_VARIABLES = {
+    "world": "WORLD_SIZE",
+    "local_worker_num": "NPUS_PER_NODE",
+    "node_rank": "NODE_RANK",
+    "master_port": "MASTER_PORT",
+}
+"""Script variables used when there is no launcher command to read them from."""
+
+
+def read_script(text: str, path: str) -> TrainingConfig:
+    """Read a launch script."""
+    doc = Doc(path, text)
+    crlf = text.find("\r\n")
+    if crlf >= 0:
+        line = text.count("\n", 0, crlf) + 1
+        raise doc.error(
+            line,
+            "Windows line endings (CRLF): bash keeps the \\r, so `\\` continuations break; "
+            "convert the file with dos2unix",
+        )
+    try:
+        commands = lex(text)
+    except ShellSyntaxError as exc:
+        raise doc.error(exc.line, str(exc)) from None
+    walker = Walker()
+    walker.run(commands)
+    launch = _pick(walker.launches, doc)
+    if launch is None:
+        raise doc.error(None, "no msrun, torchrun or python command with training flags found")
+    launcher = None if launch.kind == "python" else parse_launcher(launch.kind, launch.fields, doc)
+    args = read_args(launcher.args if launcher else launch.fields[1:], doc, defaults=True)
+    values: dict[str, Value] = {"framework": Value("megatron")}
+    values.update(args.values)
+    if args.stray:
+        values["stray_args"] = stray_value(args.stray, doc)
+    values.update(_counts(launcher, launch.env, doc))
+    sim = _sim_level(launcher, launch, doc)
+    if sim is not None:
+        values["sim_level"] = sim
+    return TrainingConfig(path, "megatron", values)
+
+
+def _pick(launches: Sequence[Launch], doc: Doc) -> Launch | None:
+    for launch in launches:
+        if launch.kind != "python":
+            return launch
+    for launch in launches:
+        if read_args(launch.fields[1:], doc, defaults=False).flags:
+            return launch
+    return None
+
+
+def var_value(var: Var | None, doc: Doc) -> TracedValue | None:
+    """A script variable as an integer value, located where its value is written."""
+    if var is None:
+        return None
+    if var.reason is not None:
+        return TracedValue(None, doc.source(var.line, var.col), var.reason)
+    source = doc.source(*var.value.at()) if var.value.spans else doc.source(var.line, var.col)
+    if var.value.unresolved is not None:
+        return TracedValue(None, source, var.value.unresolved)
+    number = parse_int(var.value.text)
+    if number is None:
+        return TracedValue(None, source, f"{var.name} {var.value.text!r} is not an integer")
+    return TracedValue(number, source)
+
+
+def _counts(launcher: Launcher | None, env: Env, doc: Doc) -> dict[str, TracedValue]:
+    written = launcher.values if launcher else {}
+    defaults = launcher.defaults if launcher else {}
+    out: dict[str, TracedValue] = {}
+    for name in ("world", "local_worker_num", "node_rank", "master_port"):
+        value = written.get(name)
+        if value is None and launcher is None:
+            value = var_value(env.get(SCRIPT_VARIABLES[name]), doc)
+        value = value or defaults.get(name)
+        if value is not None:
+            out[name] = value
+    stated = var_value(env.get("WORLD_SIZE"), doc)
+    if stated is not None and stated.value is not None:  # whether or not the launcher uses it
+        out["config_world"] = stated
+    nnodes_var = var_value(env.get("NNODES"), doc)
+    candidates = [written.get("nnodes"), nnodes_var, defaults.get("nnodes")]
+    nnodes = next((v for v in candidates if v is not None and v.value is not None), None)
+    nnodes = nnodes or next((v for v in candidates if v is not None), None)
+    if nnodes is not None:
+        out["nnodes"] = nnodes
+    for name in ("master_addr", "log_dir", "join", "sim_rank_id"):
+        value = written.get(name) or defaults.get(name)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def _sim_level(launcher: Launcher | None, launch: Launch, doc: Doc) -> TracedValue | None:
+    if launcher is not None and "sim_level" in launcher.values:
+        return launcher.values["sim_level"]
+    var = launch.prefix.get("MS_SIMULATION_LEVEL") or launch.env.get("MS_SIMULATION_LEVEL")
+    if var is None:
+        return TracedValue(None)
+    if not var.exported:
+        why = (
+            f"MS_SIMULATION_LEVEL is set (line {var.line}) but not exported, "
+            f"so {launch.kind} does not see it"
+        )
+        return TracedValue(None, doc.source(var.line, var.col), why)
+    return var_value(var, doc)

@@ -1,0 +1,216 @@
+"""Which files are msrun logs, what role each plays and which rank its name suggests.
+
+Layouts: msrun's `--log_dir` (`scheduler.log`, `worker_N.log`, `<worker_log_name>_N.log`),
+the `GLOG_logtostderr=0` tree (`rank_N/logs/mindspore.<host>.<user>.log.<LEVEL>.<ts>.<pid>`
+and `mindspore.log.<pid>`), a single file, a run directory holding several node
+directories, and msrun's saved console output. Anything else is ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from msrunwatch.read.facts import FileRole
+
+SNIFF_BYTES = 64 * 1024
+MAX_DEPTH = 5
+
+_WORKER_NAME = re.compile(r"^(?P<prefix>.*?)_(?P<rank>\d+)\.log$")
+_GLOG_CPP = re.compile(
+    r"^mindspore\..+\.log\.(?P<level>INFO|WARNING|ERROR|FATAL)\.\d{8}-\d{6}\.(?P<pid>\d+)$"
+)
+_GLOG_PY = re.compile(r"^mindspore\.log\.(?P<pid>\d+)(?:\.\d+)?$")
+_GLOG_LINKS = {"mindspore.INFO", "mindspore.WARNING", "mindspore.ERROR", "mindspore.FATAL"}
+_NOT_LOGS = {
+    ".md",
+    ".rst",
+    ".csv",
+    ".json",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".py",
+    ".sh",
+    ".ir",
+    ".dot",
+    ".ckpt",
+    ".pb",
+    ".npy",
+    ".png",
+    ".svg",
+    ".html",
+    ".gz",
+    ".zip",
+    ".tar",
+}
+"""Suffixes that are never logs, however log-like their text (READMEs quote log lines)."""
+_RANK_DIR = re.compile(r"^rank_(?P<rank>\d+)$")
+_ROTATED = re.compile(r"^(?!mindspore\.log\.\d+$).+\.log\.\d+$")
+"""A rotated-away copy (`worker_0.log.1`): an older run, not this one's second file."""
+_VERBOSITY = {"INFO": 0, "WARNING": 1, "ERROR": 2, "FATAL": 3}
+_HEADER = re.compile(rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] [A-Za-z_]+\(\d+[,:]")
+
+
+class DiscoveryError(Exception):
+    """A target that cannot be read as msrun logs (exit code 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogFile:
+    """A file to read, where it came from and what it is."""
+
+    path: Path
+    rel: str
+    """Path relative to the log directory given, as reports show it."""
+    log_dir: str
+    """The target as the user gave it."""
+    role: FileRole
+    rank_from_name: int | None
+    size: int
+
+
+def sniff(head: bytes) -> FileRole | None:
+    """Guess a file's role from its first bytes; None when it is not an msrun log."""
+    if (
+        b"Start worker process with rank id:" in head
+        or b"Start scheduler process, log file:" in head
+    ):
+        return FileRole.CONSOLE
+    if b"process_entity/_api.py" in head and b"MainProcess" in head and b"ccsrc" not in head:
+        return FileRole.MSRUN
+    if _HEADER.search(head) is None:
+        return None
+    if b"meta_server_node.cc" in head or b"MetaServerNode" in head:
+        return FileRole.SCHEDULER
+    return FileRole.WORKER
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(SNIFF_BYTES)
+    except OSError:
+        return b""
+
+
+def _classify(path: Path, parent_rank: int | None) -> tuple[FileRole, int | None] | None:
+    """Role and rank hint of one file, or None to skip it."""
+    name = path.name
+    if name == "scheduler.log":
+        return FileRole.SCHEDULER, None
+    m = _WORKER_NAME.match(name)
+    if m is not None:
+        head = _head(path)
+        role = sniff(head) if head else FileRole.WORKER
+        return (role or FileRole.WORKER), int(m["rank"])
+    if name in _GLOG_LINKS or name.startswith(".") or path.suffix.lower() in _NOT_LOGS:
+        return None
+    if _ROTATED.match(name):
+        return None
+    head = _head(path)
+    if b"\x00" in head[:4096]:
+        return None
+    role = sniff(head)
+    if role is None:
+        return None
+    return role, parent_rank if role is FileRole.WORKER else None
+
+
+def _keep_most_verbose(files: list[Path]) -> list[Path]:
+    """Of glog's per-level copies of one process (INFO holds WARNING), keep the fullest."""
+    best: dict[str, Path] = {}
+    others: list[Path] = []
+    for path in files:
+        m = _GLOG_CPP.match(path.name)
+        if m is None:
+            others.append(path)
+            continue
+        key = m["pid"]
+        current = best.get(key)
+        if current is None or _level(path) < _level(current):
+            best[key] = path
+    return others + list(best.values())
+
+
+def _level(path: Path) -> int:
+    m = _GLOG_CPP.match(path.name)
+    return _VERBOSITY[m["level"]] if m else 9
+
+
+def _walk(root: Path) -> list[tuple[Path, int | None]]:
+    """Files under root with the rank their `rank_N` directory suggests."""
+    found: list[tuple[Path, int | None]] = []
+    base_depth = len(root.parts)
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        if len(here.parts) - base_depth >= MAX_DEPTH:
+            dirnames[:] = []
+        rank = _rank_dir(here, root)
+        chosen = _keep_most_verbose([here / f for f in sorted(filenames)])
+        found.extend((p, rank) for p in sorted(chosen))
+    return found
+
+
+def _rank_dir(here: Path, root: Path) -> int | None:
+    for part in reversed(here.relative_to(root).parts):
+        if m := _RANK_DIR.match(part):
+            return int(m["rank"])
+    return None
+
+
+def candidates(target: str) -> list[tuple[Path, int | None]]:
+    """Files of a target worth classifying, without reading any (the live view lists these
+    often and opens only the new ones)."""
+    root = Path(target)
+    if root.is_file():
+        return [(root, None)]
+    if not root.is_dir():
+        raise DiscoveryError(f"{target}: no such file or directory")
+    return _walk(root)
+
+
+def log_file(target: str, path: Path, dir_rank: int | None) -> LogFile | None:
+    """One candidate as a LogFile, or None when it is not a log (yet: it may be empty)."""
+    classified = _classify(path, dir_rank)
+    if classified is None:
+        return None
+    role, rank = classified
+    root = Path(target)
+    rel = path.name if root.is_file() else path.relative_to(root).as_posix()
+    return LogFile(path, rel, target, role, rank, file_size(path))
+
+
+def discover_target(target: str) -> list[LogFile]:
+    """The log files of one target (a directory or a single file)."""
+    root = Path(target)
+    if not root.exists():
+        raise DiscoveryError(f"{target}: no such file or directory")
+    files = [
+        found
+        for path, dir_rank in candidates(target)
+        if (found := log_file(target, path, dir_rank)) is not None
+    ]
+    if not files:
+        kind = "not an msrun or MindSpore log" if root.is_file() else "no msrun logs found"
+        raise DiscoveryError(f"{target}: {kind}")
+    return files
+
+
+def console_file(target: str) -> LogFile:
+    """msrun's saved console output, given with --console."""
+    path = Path(target)
+    if not path.is_file():
+        raise DiscoveryError(f"{target}: no such file")
+    return LogFile(path, path.name, str(path.parent), FileRole.CONSOLE, None, file_size(path))
+
+
+def file_size(path: Path) -> int:
+    """Its size now, 0 when it cannot be read."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

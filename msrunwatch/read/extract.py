@@ -1,0 +1,366 @@
+"""Turn the chosen lines of one file into facts: identity, memory, compile, progress, hits.
+
+Cheap substring tests guard every pattern, so a line only meets the regexes that can
+match it. Fault lines are recognised by the rules; this module only records them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from msrunwatch.read import patterns as P
+from msrunwatch.read.facts import FileFacts, FileRole, Hit, Registration, WorkerExit
+from msrunwatch.read.memory import MemoryBlock
+from msrunwatch.read.progress import CompileTracker, ProgressTracker
+from msrunwatch.read.timestamps import parse_glog, parse_iso
+from msrunwatch.rules.matcher import LineMatch, LineMatcher
+
+if TYPE_CHECKING:
+    from msrunwatch.read.scan import Around
+
+QUIET_LEVELS = ("INFO", "DEBUG")
+MAX_DISTINCT_HITS = 256
+"""Distinct (rule, fingerprint) pairs kept per file; repeats only raise a count."""
+MAX_TEXT = 400
+
+
+class Extractor:
+    """The per-file state a FileScanner feeds line by line."""
+
+    def __init__(
+        self,
+        path: str,
+        log_dir: str,
+        role: FileRole,
+        matcher: LineMatcher,
+        rank_from_name: int | None,
+    ) -> None:
+        self.path, self.log_dir, self.role = path, log_dir, role
+        self.matcher = matcher
+        self.size = 0
+        self.block_time: float | None = None
+        """Time of the last GLOG line (INFO included) of the blocks read so far."""
+        self._rank_from_name = rank_from_name
+        self._rank_from_log: int | None = None
+        self._node_id: str | None = None
+        self._world_size: int | None = None
+        self._sim_level: int | None = None
+        self._pids: Counter[str] = Counter()
+        self._first_time: float | None = None
+        self._last_time: float | None = None
+        self._memory = MemoryBlock()
+        self._compile = CompileTracker()
+        self._progress = ProgressTracker()
+        self._finished_line: int | None = None
+        self._training_started = False
+        self._pipeline_stages: int | None = None
+        self._activity: float | None = None
+        self._hits: dict[tuple[str, ...], Hit] = {}
+        self._registrations: dict[str, Registration] = {}
+        self._unregistered: list[str] = []
+        self._worker_starts: list[tuple[int, str]] = []
+        self._worker_exits: list[WorkerExit] = []
+        self._kill_all_time: float | None = None
+        self._all_ok = False
+        self._last_line = 0
+        self._line_time: float | None = None
+        """The time of the last line dated (its own, or the GLOG line before it)."""
+        self._around: Around | None = None
+        """The latest un-prefixed line, not dated yet: most never need it."""
+        self._floor = 0
+        """Where in the block the last dated line starts: dating searches back no further."""
+        self._record_specific = False
+        self._pending: list[Hit] = []
+        self._undated: dict[tuple[str, ...], int] = {}
+        self._settled: set[tuple[str, ...]] = set()
+
+    # -- per line ---------------------------------------------------------------------
+
+    def line(self, text: str, lineno: int, offset: int, around: Around) -> None:
+        """Read one line; `around` dates it when it has no timestamp of its own."""
+        header = P.GLOG_HEADER.match(text) if text[:1] == "[" else None
+        if self.role in (FileRole.CONSOLE, FileRole.MSRUN):
+            self._msrun(text, header, lineno, offset)
+        elif header is not None:
+            when = self._header(header["ts"], header["pid"], lineno)
+            self._line_time = when or self._line_time
+            self._around, self._floor = None, around.start
+            self._message(header["msg"], lineno, when)
+            if header["level"] not in QUIET_LEVELS:  # faults are never logged at INFO
+                self._rules(text, lineno, offset, when, True, header["level"])
+        else:
+            if text.startswith(P.TRACEBACK_START) or lineno != self._last_line + 1:
+                self._new_record()
+            self._around = around
+            self._plain(text, lineno, around)
+            if text.strip():
+                self._rules(text, lineno, offset, None, False)
+        self._last_line = lineno
+
+    def new_block(self) -> None:
+        """The scanner moved to a new block: positions in the old one mean nothing now."""
+        self._around, self._floor = None, 0
+
+    def date(self) -> float | None:
+        """The time of the current line, looked up only when something needs it."""
+        around = self._around
+        if around is not None:
+            self._line_time = around.time_before(self._floor) or self._latest()
+            self._around, self._floor = None, around.start
+        return self._line_time
+
+    def progress_line(self, text: str, lineno: int, around: Around) -> None:
+        """A training-progress line the scanner picked out in bulk (see FileScanner)."""
+        self._around = around
+        if self._progress.feed(text, lineno, self.date):
+            progress = self._progress.progress
+            self._note_activity(progress.time if progress else None)
+
+    def epoch_ended(self, epoch: int, step: int) -> None:
+        """The last LossMonitor step of an epoch, found by the scanner."""
+        self._progress.epoch_ended(epoch, step)
+
+    def skipped_progress(self, count: int) -> None:
+        """Progress lines the scanner counted but did not parse (only the latest matter)."""
+        self._progress.skipped(count)
+
+    def note_first_time(self, when: float | None) -> None:
+        """The file's first GLOG line (INFO included): when the process started logging."""
+        if when is not None and (self._first_time is None or when < self._first_time):
+            self._first_time = when
+
+    def _note_activity(self, when: float | None) -> None:
+        """A line with its own non-GLOG timestamp (Megatron, MindFormers) shows activity."""
+        if when is not None and (self._activity is None or when > self._activity):
+            self._activity = when
+
+    def _latest(self) -> float | None:
+        """The latest time known before the current line when its block has none for it."""
+        known = [t for t in (self._line_time, self.block_time) if t is not None]
+        return max(known) if known else None
+
+    def _header(self, ts: str, pid: str, lineno: int) -> float | None:
+        self._new_record()
+        when = parse_glog(ts)
+        if when is not None:
+            if self._first_time is None:
+                self._first_time = when
+            if self._last_time is None or when > self._last_time:
+                self._last_time = when
+        if len(self._pids) < 64 or pid in self._pids:
+            self._pids[pid] += 1
+        return when
+
+    def _message(self, msg: str, lineno: int, when: float | None) -> None:
+        """Facts carried by a GLOG line's message."""
+        if self.role is FileRole.SCHEDULER:
+            self._scheduler(msg)
+            return
+        if "rank id: " in msg and (m := P.NODE_RANK.search(msg)):
+            self._rank_from_log, self._node_id = int(m["rank"]), m["node"]
+        elif "RANK_ID: " in msg and (m := P.SIM_RANK.search(msg)):
+            self._rank_from_log = int(m["rank"])
+            self._world_size, self._sim_level = int(m["size"]), int(m["level"])
+        elif "compiling" in msg or "[PROF]" in msg:
+            self._compile.glog_line(msg, when, lineno)
+        elif "deinitialize success" in msg and P.TEARDOWN.search(msg):
+            self._finished_line = lineno
+
+    def _scheduler(self, msg: str) -> None:
+        if "registered successfully" in msg and (m := P.REGISTERED.search(msg)):
+            self._registrations[m["node"]] = Registration(
+                m["node"], int(m["rank"]), m["host"], int(m["expected"])
+            )
+        elif "has unregistered" in msg and (m := P.UNREGISTERED.search(msg)):
+            self._unregistered.append(m["node"])
+
+    def _plain(self, text: str, lineno: int, around: Around) -> None:
+        """Facts carried by an un-prefixed line (stdout prints, the memory block)."""
+        if text.startswith("[PROF]"):
+            self._compile.bare_line(text, self.date(), lineno)
+        elif self._memory.feed(text, lineno, self.date):
+            if "deinitialize success" in text:
+                self._finished_line = lineno
+            elif lineno != self._last_line + 1 and P.TEARDOWN.search(around.previous_line()):
+                self._finished_line = lineno - 1  # the summary's INFO header was skipped
+        elif self._progress.feed(text, lineno, self.date):
+            self._note_activity(self._progress.progress.time if self._progress.progress else None)
+        elif "datetime: " in text and (m := P.MEGATRON_STAMP.search(text)):
+            self._note_activity(parse_iso(m["ts"]))
+            if m["what"] == "before the start of training step":
+                self._training_started = True
+            elif m["what"] == "after training is done":
+                self._finished_line = lineno
+        elif "pipeline stages: " in text and (m := P.PIPELINE_STAGES.search(text)):
+            self._pipeline_stages = int(m["stages"])
+        elif ("finish" in text or "raining" in text) and P.FINISHED.search(text):
+            self._finished_line = lineno
+
+    def _msrun(self, text: str, header: object, lineno: int, offset: int) -> None:
+        """msrun's own lines; the worker lines it tails to its console are skipped."""
+        if header is None:
+            if m := P.WORKER_START.search(text):
+                rank = int(m["rank"]) if m["rank"] != "None" else -1
+                self._worker_starts.append((rank, m["file"]))
+            return
+        src, msg = header["src"], header["msg"]  # type: ignore[index]
+        if P.MSRUN_SOURCE not in src:
+            return
+        when = self._header(header["ts"], header["pid"], lineno)  # type: ignore[index]
+        if m := P.WORKER_EXIT.search(msg):
+            code = int(m["code"]) if m["code"] is not None else None
+            self._worker_exits.append(WorkerExit(int(m["pid"]), code, lineno, when))
+        elif P.KILL_ALL.search(msg):
+            self._kill_all_time = when
+        elif P.ALL_OK.search(msg):
+            self._all_ok = True
+        self._rules(text, lineno, offset, when, True, header["level"])  # type: ignore[index]
+
+    # -- rules ------------------------------------------------------------------------
+
+    def _rules(
+        self,
+        text: str,
+        lineno: int,
+        offset: int,
+        when: float | None,
+        exact: bool,
+        level: str = "",
+    ) -> None:
+        for found in self.matcher.match(text, level):
+            if not exact:
+                when = self.date()
+            hit = self._hit(found, text, lineno, offset, when, exact)
+            if found.rule.fallback:
+                if not self._record_specific:
+                    self._pending.append(hit)
+            else:
+                self._record_specific = True
+                self._pending.clear()
+                self._keep(hit)
+
+    @staticmethod
+    def _hit(
+        found: LineMatch, text: str, lineno: int, offset: int, when: float | None, exact: bool
+    ) -> Hit:
+        return Hit(
+            rule=found.rule.id,
+            line=lineno,
+            offset=offset,
+            time=when,
+            time_exact=exact and when is not None,
+            message=found.message,
+            fingerprint=found.fingerprint,
+            captures=found.captures,
+            text=text[:MAX_TEXT],
+        )
+
+    def _keep(self, hit: Hit) -> None:
+        key = _key(hit)
+        old = self._hits.get(key)
+        if old is not None:
+            self._hits[key] = replace(old, count=old.count + 1)
+        elif len(self._hits) < MAX_DISTINCT_HITS:
+            self._hits[key] = hit
+            if not hit.time_exact and key not in self._settled:
+                self._undated[key] = hit.offset
+
+    def undated(self) -> list[tuple[tuple[str, ...], int]]:
+        """Hits dated only by the line before them, with their file offsets."""
+        pending = [
+            (key, h.offset)
+            for h in self._pending
+            if not h.time_exact and (key := _key(h)) not in self._settled
+        ]
+        return [*self._undated.items(), *pending]
+
+    def settle(self, key: tuple[str, ...], when: float | None) -> None:
+        """Date a hit by the first GLOG line after it: an exception is printed as the
+        process dies, and the line before it can be minutes older."""
+        self._undated.pop(key, None)
+        if when is None:
+            return
+        self._settled.add(key)
+        if key in self._hits:
+            self._hits[key] = replace(self._hits[key], time=when)
+        self._pending = [replace(h, time=when) if _key(h) == key else h for h in self._pending]
+
+    def _new_record(self) -> None:
+        """A new log record starts: the most specific fallback hits of the last one stand."""
+        if self._pending:
+            levels = {h.rule: self.matcher.fallback_level(h.rule) for h in self._pending}
+            keep = min(levels.values())
+            for hit in self._pending:
+                if levels[hit.rule] == keep:
+                    self._keep(hit)
+        self._pending.clear()
+        self._record_specific = False
+
+    # -- results ----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End of file: settle pending hits and the memory block."""
+        self._new_record()
+        self._memory.close()
+
+    def news(self) -> tuple[object, ...]:
+        """What can change a verdict at once: a new kind of fault line, the log's normal
+        end, the scheduler's or msrun's word on a worker. The live view judges again as
+        soon as this changes, and otherwise waits (steps alone are not urgent)."""
+        return (
+            len(self._hits),
+            len(self._pending),
+            self._finished_line,
+            self._rank_from_log,
+            len(self._registrations),
+            len(self._unregistered),
+            len(self._worker_exits),
+            self._kill_all_time,
+            self._all_ok,
+        )
+
+    def facts(self, lines: int) -> FileFacts:
+        """A frozen copy of what the file has said so far."""
+        pending = {_key(h): h for h in self._pending}
+        hits = {**self._hits, **{k: v for k, v in pending.items() if k not in self._hits}}
+        times = (self._last_time, self.block_time, self._activity)
+        last = max((t for t in times if t is not None), default=None)
+        pid = self._pids.most_common(1)[0][0] if self._pids else None
+        return FileFacts(
+            path=self.path,
+            log_dir=self.log_dir,
+            role=self.role,
+            size=self.size,
+            lines=lines,
+            rank_from_name=self._rank_from_name,
+            rank_from_log=self._rank_from_log,
+            node_id=self._node_id,
+            world_size=self._world_size,
+            sim_level=self._sim_level,
+            pid=int(pid) if pid is not None else None,
+            first_time=self._first_time,
+            last_time=last,
+            memory=self._memory.summary,
+            compile=self._compile.stats(),
+            progress=self._progress.progress,
+            finished_line=self._finished_line,
+            training_started=self._training_started,
+            pipeline_stages=self._pipeline_stages,
+            hits=tuple(sorted(hits.values(), key=lambda h: h.line)),
+            registrations=tuple(self._registrations.values()),
+            unregistered_nodes=tuple(self._unregistered),
+            worker_starts=tuple(self._worker_starts),
+            worker_exits=tuple(self._worker_exits),
+            kill_all_time=self._kill_all_time,
+            all_workers_ok=self._all_ok,
+        )
+
+
+SUBJECTS = ("pid", "node", "rank")
+"""Captures that say which rank a line is about: they keep equal messages apart."""
+
+
+def _key(hit: Hit) -> tuple[str, ...]:
+    return (hit.rule, hit.fingerprint, *(hit.capture(name) or "" for name in SUBJECTS))

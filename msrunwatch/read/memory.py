@@ -1,0 +1,77 @@
+"""The device-memory summary block, assembled from its un-prefixed lines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from msrunwatch.read import patterns as P
+from msrunwatch.read.facts import MemorySummary
+
+_MIB = 1024 * 1024
+
+
+def _mib(value: str) -> int | None:
+    """`65536M` -> 65536; `64G` -> 65536; a bare number is bytes (the oldest format)."""
+    unit = value[-1:].upper()
+    digits = value[:-1] if unit in ("M", "G", "K") else value
+    try:
+        number = int(float(digits))
+    except ValueError:
+        return None
+    if unit == "G":
+        return number * 1024
+    if unit == "K":
+        return number // 1024
+    if unit == "M":
+        return number
+    return number // _MIB
+
+
+class MemoryBlock:
+    """Collects the five summary lines; keeps the last complete block."""
+
+    def __init__(self) -> None:
+        self.summary: MemorySummary | None = None
+        self._fields: dict[str, int | str | None] = {}
+        self._line = 0
+        self._time: float | None = None
+
+    def feed(self, text: str, lineno: int, when: Callable[[], float | None]) -> bool:
+        """Take a line if it belongs to a summary block; True when it did."""
+        if not text.startswith(("Device ", "MindSpore ", "Used peak", "Actual peak", "[MS_RUN")):
+            return False
+        m = P.MEMORY_LINE.match(text)
+        if m is None:
+            return "deinitialize success" in text
+        name = P.MEMORY_FIELDS[m["key"]]
+        if name == "device_mb" and self._fields:
+            self.close()
+        if not self._fields:
+            self._line, self._time = lineno, when()
+        value = m["value"]
+        self._fields[name] = value if name == "base_address" else _mib(value)
+        if name == "peak_actual_mb":
+            self.close()
+        return True
+
+    def close(self) -> None:
+        """Settle the block being read, complete or not."""
+        if not self._fields:
+            return
+        f = self._fields
+
+        def number(key: str) -> int | None:
+            value = f.get(key)
+            return value if isinstance(value, int) else None
+
+        base = f.get("base_address")
+        self.summary = MemorySummary(
+            device_mb=number("device_mb"),
+            used_mb=number("used_mb"),
+            base_address=base if isinstance(base, str) else None,
+            peak_used_mb=number("peak_used_mb"),
+            peak_actual_mb=number("peak_actual_mb"),
+            line=self._line,
+            time=self._time,
+        )
+        self._fields = {}

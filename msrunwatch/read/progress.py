@@ -1,0 +1,191 @@
+"""Compile markers and training-progress lines, reduced to running totals."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import replace
+from statistics import median
+
+from msrunwatch.read import patterns as P
+from msrunwatch.read.facts import CompileStats, Progress
+from msrunwatch.read.timestamps import parse_iso
+
+COMPILE_TOTAL = "compile_graph"
+
+
+class CompileTracker:
+    """Compile start/finish markers and `[PROF]<stage> costs N msec` totals.
+
+    The same `[PROF]` timing can appear twice, as an INFO line and bare on stdout
+    (compile_statistics at GLOG_v<=1); the INFO copies win when both exist.
+    """
+
+    def __init__(self) -> None:
+        self._glog: dict[str, float] = {}
+        self._bare: dict[str, float] = {}
+        self._glog_graphs = 0
+        self._bare_graphs = 0
+        self._started = 0
+        self._finished = 0
+        self._first_start: float | None = None
+        self._last_end: float | None = None
+        self._end_line: int | None = None
+        self._stats: CompileStats | None = None
+        """The totals as last computed; any new marker clears them (the live view asks for
+        every file's facts on each verdict, and stages do not change once compiled)."""
+
+    def glog_line(self, msg: str, when: float | None, lineno: int = 0) -> None:
+        """A GLOG message mentioning compiling or [PROF]."""
+        self._stats = None
+        if P.COMPILE_START.search(msg):
+            self._started += 1
+            if self._first_start is None:
+                self._first_start = when
+        elif "Finish compiling" in msg:
+            self._finished += 1
+            self._last_end, self._end_line = when, lineno
+        elif m := P.PROF_STAGE.search(msg):
+            self._glog_graphs += self._add(self._glog, m["stage"], m["ms"])
+            if m["stage"] == COMPILE_TOTAL:
+                self._last_end, self._end_line = when, lineno
+
+    def bare_line(self, text: str, when: float | None, lineno: int = 0) -> None:
+        """A `[PROF]...` line printed to stdout."""
+        self._stats = None
+        if m := P.PROF_STAGE.match(text):
+            self._bare_graphs += self._add(self._bare, m["stage"], m["ms"])
+            if m["stage"] == COMPILE_TOTAL and self._end_line is None:
+                self._last_end, self._end_line = when, lineno
+
+    @staticmethod
+    def _add(totals: dict[str, float], stage: str, ms: str) -> int:
+        try:
+            value = float(ms)
+        except ValueError:
+            return 0
+        totals[stage] = totals.get(stage, 0.0) + value
+        return 1 if stage == COMPILE_TOTAL else 0
+
+    def stats(self) -> CompileStats:
+        """The totals so far."""
+        if self._stats is None:
+            self._stats = self._totals()
+        return self._stats
+
+    def _totals(self) -> CompileStats:
+        stages, graphs = (
+            (self._glog, self._glog_graphs)
+            if self._glog
+            else (
+                self._bare,
+                self._bare_graphs,
+            )
+        )
+        count = max(graphs, self._finished)
+        ordered = tuple(
+            sorted(((k, round(v, 3)) for k, v in stages.items()), key=lambda kv: -kv[1])
+        )
+        return CompileStats(
+            count=count,
+            total_ms=round(stages.get(COMPILE_TOTAL, 0.0), 3),
+            started=max(self._started, count if self._started else 0),
+            stages=ordered,
+            first_start=self._first_start,
+            last_end=self._last_end,
+            end_line=self._end_line,
+        )
+
+
+def _loss(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text.rstrip(",;"))
+    except ValueError:
+        return None
+
+
+class ProgressTracker:
+    """The latest training step, from LossMonitor, MindFormers, Megatron or `step=N loss=X`.
+
+    Work per line is constant: epochs are tracked with running maxima, and the cadence
+    (median of recent intervals) is computed only when the facts are read.
+    """
+
+    def __init__(self) -> None:
+        self._latest: Progress | None = None
+        self._intervals: deque[float] = deque(maxlen=16)
+        self._lines = 0
+        self._steps_per_epoch = 0
+        self._epoch = 0
+        self._epoch_top = 0
+
+    @property
+    def progress(self) -> Progress | None:
+        """The latest progress, with its cadence."""
+        p = self._latest
+        if p is None or not self._intervals:
+            return p
+        return replace(p, lines=self._lines, cadence_s=median(self._intervals))
+
+    def epoch_ended(self, epoch: int, step: int) -> None:
+        """An epoch ended at this step: how many steps an epoch has."""
+        self._steps_per_epoch = max(self._steps_per_epoch, step)
+
+    def skipped(self, count: int) -> None:
+        """Progress lines counted but not parsed."""
+        self._lines += count
+
+    def feed(self, text: str, lineno: int, when: Callable[[], float | None]) -> bool:
+        """Take a progress line (`when` dates it, lazily); True when the line was one."""
+        if "loss is" in text and (m := P.LOSS_MONITOR.search(text)):
+            epoch, step = int(m["epoch"]), int(m["step"])
+            self._record(self._global(epoch, step), epoch, _loss(m["loss"]), None, lineno, when())
+        elif "per step time" in text and (m := P.TIME_MONITOR.search(text)):
+            if self._latest is not None:
+                self._latest = replace(self._latest, step_time_ms=float(m["step_ms"]))
+        elif "Epoch:[" in text and (m := P.MINDFORMERS.search(text)):
+            epoch, step, steps = int(m["epoch"]), int(m["step"]), int(m["steps"])
+            step_ms = float(m["step_ms"]) if m["step_ms"] else None
+            stamp = parse_iso(text[:32]) or when()
+            self._record(
+                (epoch - 1) * steps + step, epoch, _loss(m["loss"]), step_ms, lineno, stamp
+            )
+        elif "iteration" in text and (m := P.MEGATRON.search(text)):
+            step_ms = float(m["step_ms"]) if m["step_ms"] else None
+            stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else None
+            self._record(int(m["step"]), None, _loss(m["loss"]), step_ms, lineno, stamp or when())
+        elif ("step" in text or "STEP" in text or "Step" in text) and (
+            m := P.GENERIC_STEP.search(text)
+        ):
+            self._record(int(m["step"]), None, _loss(m["loss"]), None, lineno, when())
+        else:
+            return False
+        return True
+
+    def _global(self, epoch: int, step: int) -> int:
+        """LossMonitor counts steps within an epoch; turn that into a global step."""
+        if epoch != self._epoch:
+            if epoch > self._epoch and self._epoch:
+                self._steps_per_epoch = max(self._steps_per_epoch, self._epoch_top)
+            self._epoch, self._epoch_top = epoch, 0
+        self._epoch_top = max(self._epoch_top, step)
+        return (epoch - 1) * self._steps_per_epoch + step
+
+    def _record(
+        self,
+        step: int,
+        epoch: int | None,
+        loss: float | None,
+        step_ms: float | None,
+        lineno: int,
+        when: float | None,
+    ) -> None:
+        self._lines += 1
+        last = self._latest
+        if step_ms is None and last is not None:
+            step_ms = last.step_time_ms
+        if last is not None and last.time is not None and when is not None and when > last.time:
+            self._intervals.append(when - last.time)
+        self._latest = Progress(step, epoch, loss, step_ms, lineno, when, self._lines)

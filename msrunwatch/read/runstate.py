@@ -1,0 +1,169 @@
+"""Assemble the facts of every file into ranks, the scheduler's view and msrun's view.
+
+A rank is one worker process. Its number comes from what its log says (`This node <id>
+rank id: <r>`, DryRun's `RANK_ID`), else from its file name; two files of the same
+process (msrun's `worker_N.log` and glog's own files) share a pid and are merged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from msrunwatch.read.facts import FileFacts, FileRole, Hit, Registration, WorkerExit
+
+
+@dataclass(frozen=True)
+class RankFacts:
+    """One worker process, possibly read from several files."""
+
+    rank: int
+    files: tuple[FileFacts, ...]
+    exit_code: int | None = None
+    """From msrun's console: the worker's return code (negative: killed by a signal)."""
+    exit_line: int | None = None
+
+    @property
+    def primary(self) -> FileFacts:
+        """The file reports name: msrun's worker log when there is one."""
+        return self.files[0]
+
+    @property
+    def pid(self) -> int | None:
+        return next((f.pid for f in self.files if f.pid is not None), None)
+
+    @property
+    def hits(self) -> list[tuple[FileFacts, Hit]]:
+        """Every hit of every file of this rank, with the file it came from."""
+        return [(f, h) for f in self.files for h in f.hits]
+
+    @property
+    def last_time(self) -> float | None:
+        return max((f.last_time for f in self.files if f.last_time is not None), default=None)
+
+    @property
+    def first_time(self) -> float | None:
+        return min((f.first_time for f in self.files if f.first_time is not None), default=None)
+
+    @property
+    def lines(self) -> int:
+        return sum(f.lines for f in self.files)
+
+    @property
+    def finished_line(self) -> int | None:
+        return next((f.finished_line for f in self.files if f.finished_line), None)
+
+    def first(self, attribute: str) -> object:
+        """The first non-empty value of a FileFacts attribute across this rank's files."""
+        return next((getattr(f, attribute) for f in self.files if getattr(f, attribute)), None)
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """All files of a run, grouped."""
+
+    log_dirs: tuple[str, ...]
+    ranks: tuple[RankFacts, ...]
+    schedulers: tuple[FileFacts, ...] = ()
+    consoles: tuple[FileFacts, ...] = ()
+    unreadable: tuple[FileFacts, ...] = ()
+    expected_ranks: int | None = None
+    registrations: tuple[Registration, ...] = ()
+    unregistered: frozenset[int] = field(default_factory=frozenset)
+    """Ranks the scheduler saw leave normally."""
+    kill_all_time: float | None = None
+    all_workers_ok: bool = False
+
+    def rank(self, number: int) -> RankFacts | None:
+        """The rank with this number (indexed once: the verdict asks for every rank)."""
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = {r.rank: r for r in reversed(self.ranks)}
+            object.__setattr__(self, "_index", index)
+        return index.get(number)
+
+
+def _merge_by_process(workers: Sequence[FileFacts]) -> list[list[FileFacts]]:
+    """Group files written by the same process: same pid and no conflicting rank."""
+    groups: list[list[FileFacts]] = []
+    by_pid: dict[int, list[list[FileFacts]]] = {}
+    for facts in sorted(workers, key=_primary_first):
+        candidates = by_pid.get(facts.pid, []) if facts.pid is not None else []
+        for group in candidates:
+            head = group[0]
+            if facts.rank is None or head.rank is None or facts.rank == head.rank:
+                group.append(facts)
+                break
+        else:
+            groups.append([facts])
+            if facts.pid is not None:
+                by_pid.setdefault(facts.pid, []).append(groups[-1])
+    return groups
+
+
+def _primary_first(facts: FileFacts) -> tuple[int, str, str]:
+    """msrun's own worker logs first, then glog's files, in path order."""
+    return (
+        0 if facts.rank_from_name is not None and facts.path.endswith(".log") else 1,
+        facts.log_dir,
+        facts.path,
+    )
+
+
+def _exits(consoles: Sequence[FileFacts]) -> dict[int, WorkerExit]:
+    return {e.pid: e for c in consoles for e in c.worker_exits}
+
+
+def assemble(log_dirs: Sequence[str], files: Sequence[FileFacts]) -> RunFacts:
+    """Group every file's facts into a run."""
+    readable = [f for f in files if f.error is None]
+    workers = [f for f in readable if f.role is FileRole.WORKER]
+    schedulers = tuple(f for f in readable if f.role is FileRole.SCHEDULER)
+    consoles = tuple(f for f in readable if f.role in (FileRole.CONSOLE, FileRole.MSRUN))
+    exits = _exits(consoles)
+    ranks = []
+    for index, group in enumerate(_merge_by_process(workers)):
+        number = next((f.rank for f in group if f.rank is not None), None)
+        pid = next((f.pid for f in group if f.pid is not None), None)
+        gone = exits.get(pid) if pid is not None else None
+        ranks.append(
+            RankFacts(
+                rank=number if number is not None else -1 - index,
+                files=tuple(group),
+                exit_code=gone.code if gone else None,
+                exit_line=gone.line if gone else None,
+            )
+        )
+    registrations = tuple(r for s in schedulers for r in s.registrations)
+    by_node = {r.node: r.rank for r in registrations}
+    unregistered = frozenset(
+        by_node[n] for s in schedulers for n in s.unregistered_nodes if n in by_node
+    )
+    return RunFacts(
+        log_dirs=tuple(log_dirs),
+        ranks=tuple(sorted(ranks, key=lambda r: (r.rank < 0, r.rank, r.primary.log_dir))),
+        schedulers=schedulers,
+        consoles=consoles,
+        unreadable=tuple(f for f in files if f.error is not None),
+        expected_ranks=_expected(ranks, registrations, consoles),
+        registrations=registrations,
+        unregistered=unregistered,
+        kill_all_time=next((c.kill_all_time for c in consoles if c.kill_all_time), None),
+        all_workers_ok=any(c.all_workers_ok for c in consoles),
+    )
+
+
+def _expected(
+    ranks: Sequence[RankFacts],
+    registrations: Sequence[Registration],
+    consoles: Sequence[FileFacts],
+) -> int | None:
+    """How many ranks the job has: the scheduler's expectation, DryRun's RANK_SIZE."""
+    if registrations:
+        return max(r.expected for r in registrations)
+    sizes = [f.world_size for r in ranks for f in r.files if f.world_size]
+    simulated_single = len(ranks) == 1 and any(f.sim_level is not None for f in ranks[0].files)
+    if sizes and not simulated_single:
+        return max(sizes)
+    starts = {rank for c in consoles for rank, _ in c.worker_starts if rank >= 0}
+    return len(starts) if starts else None
