@@ -12,12 +12,8 @@ from collections.abc import Sequence
 
 from msrunwatch import __version__
 from msrunwatch.commands import check, estimate, rules, triage, watch
-from msrunwatch.commands.common import UsageError
+from msrunwatch.core.errors import MsrunwatchError, UsageError
 from msrunwatch.core.exit_codes import ExitCode
-from msrunwatch.drivers.settings import SettingsError
-from msrunwatch.judge.config.lint import ConfigUnsupported
-from msrunwatch.read.discover import DiscoveryError
-from msrunwatch.rules.loader import RuleError
 
 __all__ = ["COMMANDS", "UsageError", "main"]
 
@@ -49,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.USAGE
     try:
         return int(handler(args))
-    except (UsageError, DiscoveryError, RuleError, SettingsError, ConfigUnsupported) as exc:
+    except MsrunwatchError as exc:
         print(f"msrunwatch: error: {exc}", file=sys.stderr)
         return ExitCode.USAGE
     except KeyboardInterrupt:

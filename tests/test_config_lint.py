@@ -27,8 +27,9 @@ import jsonschema
 import pytest
 
 from msrunwatch.cli import main
-from msrunwatch.drivers.rulecases import _write_case, all_cases
-from msrunwatch.judge.config.lint import case_runner, lint, read_all
+from msrunwatch.drivers.configs import read_all
+from msrunwatch.drivers.rulecases import _config_runner, _write_case, all_cases
+from msrunwatch.judge.config.lint import lint
 from msrunwatch.judge.model import Finding
 from msrunwatch.rules import variables
 from msrunwatch.rules.model import Rule, Scope
@@ -301,7 +302,7 @@ def test_every_firing_case_renders_message_and_hint(rules: list[Rule]) -> None:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             _write_case(case, Path(tmp))
-            report = case_runner(Path(tmp), case, rules)
+            report = _config_runner(Path(tmp), case, rules)
         for finding in (f for f in report.findings if f.rule == case.rule):
             checked += 1
             assert finding.hint.strip(), case.id

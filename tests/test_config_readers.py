@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 import yaml
 
+from msrunwatch.core import yamlload
+from msrunwatch.core.errors import ArithError
 from msrunwatch.judge.config.derive import derive
 from msrunwatch.read.config import ConfigError, read_config, read_msrun
-from msrunwatch.read.config.arith import ArithError, evaluate
+from msrunwatch.read.config.arith import evaluate
 from msrunwatch.read.config.mindformers import memory_mb
 from msrunwatch.read.config.model import TrainingConfig
-from msrunwatch.core import yamlload
 from msrunwatch.rules.variables import CONFIG
 from tests.conftest import FIXTURES
 

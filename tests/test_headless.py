@@ -6,7 +6,6 @@ the clock jumps past the engine's rescan and sweep periods between two steps.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -24,7 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from msrunwatch.cli import UsageError, main
 from msrunwatch.drivers.triage import triage
-from msrunwatch.live.headless import SCHEMA, Headless
+from msrunwatch.live.headless import SCHEMA, Headless, HeadlessOptions
 from msrunwatch.live.run import LiveRun
 from msrunwatch.report import jsonout
 from msrunwatch.rules.model import Rule
@@ -47,20 +46,8 @@ class Clock:
         return self.now
 
 
-def namespace(**given: Any) -> argparse.Namespace:
-    defaults: dict[str, Any] = {
-        "dirs": [],
-        "console": None,
-        "poll": False,
-        "stall_after": 120.0,
-        "headless": True,
-        "events": None,
-        "metrics_port": None,
-        "metrics_addr": "127.0.0.1",
-        "on_finding": None,
-        "exit_when_done": False,
-    }
-    return argparse.Namespace(**{**defaults, **given})
+def options(**given: Any) -> HeadlessOptions:
+    return HeadlessOptions(**{"metrics_addr": "127.0.0.1", **given})
 
 
 class Rig:
@@ -76,7 +63,7 @@ class Rig:
         self.live = LiveRun([str(log_dir)], rules, clock=self.clock)
         self.headless = Headless(
             self.live,
-            namespace(dirs=[str(log_dir)], **args),
+            options(**args),
             out=self.out,
             err=self.err,
             tick_s=0.01,
@@ -304,9 +291,7 @@ def test_events_file_is_appended(tmp_path: Path, rules: list[Rule]) -> None:
     events.parent.mkdir()
     events.write_text('{"event": "older"}\n')
     live = LiveRun([str(log_dir)], rules)
-    headless = Headless(
-        live, namespace(dirs=[str(log_dir)], events=str(events), exit_when_done=True)
-    )
+    headless = Headless(live, options(events=str(events), exit_when_done=True))
     assert headless.run() == 1
     live.close()
     lines = events.read_text().splitlines()
@@ -320,7 +305,7 @@ def test_events_file_inside_the_watched_directory_is_refused(
 ) -> None:
     log_dir = copy_run(tmp_path, FAILING)
     live = LiveRun([str(log_dir)], rules)
-    headless = Headless(live, namespace(dirs=[str(log_dir)], events=str(log_dir / "ev.jsonl")))
+    headless = Headless(live, options(events=str(log_dir / "ev.jsonl")))
     with pytest.raises(UsageError, match="inside the watched directory"):
         headless.run()
     live.close()
@@ -343,7 +328,7 @@ def test_broken_pipe_ends_quietly(tmp_path: Path, rules: list[Rule]) -> None:
     log_dir = copy_run(tmp_path, FAILING)
     live = LiveRun([str(log_dir)], rules)
     out = BrokenPipe(after=2)
-    headless = Headless(live, namespace(dirs=[str(log_dir)]), out=out, tick_s=0.01)
+    headless = Headless(live, options(), out=out, tick_s=0.01)
     assert headless.run() == 0
     live.close()
     assert len(out.getvalue().splitlines()) == 2
@@ -557,7 +542,7 @@ def test_slow_on_finding_never_blocks_a_tick(tmp_path: Path, rules: list[Rule]) 
     live = LiveRun([str(log_dir)], rules)
     headless = Headless(
         live,
-        namespace(dirs=[str(log_dir)], on_finding="sleep 30"),
+        options(on_finding="sleep 30"),
         out=io.StringIO(),
         err=err,
         hook_timeout_s=0.5,

@@ -13,7 +13,6 @@ fake clock and no threads.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import queue
@@ -28,7 +27,7 @@ import pytest
 
 from msrunwatch.judge.model import RankReport, Report
 from msrunwatch.live import observer
-from msrunwatch.live.headless import Headless
+from msrunwatch.live.headless import Headless, HeadlessOptions
 from msrunwatch.live.run import LiveRun
 from msrunwatch.rules.model import Rule
 from tests.conftest import FIXTURES
@@ -88,15 +87,7 @@ class Watch:
     def __init__(self, log_dir: Path, rules: list[Rule], events: Path, poll: bool) -> None:
         self.live = LiveRun([str(log_dir)], rules)
         self.observer = observer.start([str(log_dir)], self.live.dirty, poll=poll)
-        args = argparse.Namespace(
-            dirs=[str(log_dir)],
-            events=str(events),
-            metrics_port=None,
-            on_finding=None,
-            exit_when_done=False,
-            poll=poll,
-        )
-        self.headless = Headless(self.live, args)
+        self.headless = Headless(self.live, HeadlessOptions(events=str(events), poll=poll))
         self.events_path = events
         self.report: Report | None = None
 

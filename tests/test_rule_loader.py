@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from msrunwatch.cli import main
-from msrunwatch.rules.loader import RuleError, load_rule
+from msrunwatch.core.errors import RuleError
+from msrunwatch.rules.loader import load_rule
 from tests.conftest import FIXTURES
 
 GOOD = """\

@@ -22,11 +22,13 @@ def _fails(report: Any, fail_on: str) -> bool:
 def cmd_check(args: argparse.Namespace) -> int:
     """Lint logs (and configs) for CI: findings in CI formats, exit 1 at --fail-on."""
     from msrunwatch.drivers.check import check_targets, render
+    from msrunwatch.drivers.options import Launch
     from msrunwatch.drivers.settings import rule_set
 
     settings = settings_of(args)
     rules = rule_set(settings)
-    report = check_targets(args.targets, rules, args)
+    launch = Launch(args.devices, args.msrun, tuple(args.console or ()))
+    report = check_targets(args.targets, rules, launch)
     write(render(report, rules, args.format), args.output)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if args.format == "github" and summary:

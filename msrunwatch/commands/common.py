@@ -9,15 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from msrunwatch.core.errors import UsageError
 from msrunwatch.drivers.settings import Settings
 from msrunwatch.rules.model import Rule
 
 PROGRESS_BYTES = 256 << 20
 """Show reading progress on a terminal when the input is larger than this."""
-
-
-class UsageError(Exception):
-    """Bad input the user can fix; printed as one line, exit code 2."""
 
 
 def progress_printer(stream: Any) -> Callable[[int, int, int, int], None] | None:

@@ -13,8 +13,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     """Estimate each pipeline stage's device memory from training configs."""
     import json
 
+    from msrunwatch.drivers.configs import read_all
     from msrunwatch.judge.config.derive import with_world, world_of
-    from msrunwatch.judge.config.lint import read_all
     from msrunwatch.judge.config.memory import estimate
     from msrunwatch.report import estimate as render
 

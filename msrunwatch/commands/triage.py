@@ -17,8 +17,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
 
     rules = rules_of(args)
     if args.config:
-        from msrunwatch.judge.config.lint import read_all
-        from msrunwatch.judge.config.observed import triage_with_config
+        from msrunwatch.drivers.configs import read_all, triage_with_config
 
         configs = read_all(args.config, args.msrun)
         report = triage_with_config(args.dirs, rules, configs, args.console or (), args.devices)

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from msrunwatch.commands.common import UsageError, rule_options, rules_of
+from msrunwatch.commands.common import rule_options, rules_of
+from msrunwatch.core.errors import UsageError
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -21,9 +22,17 @@ def cmd_watch(args: argparse.Namespace) -> int:
     watcher = observer.start(args.dirs, live.dirty, poll=args.poll)
     try:
         if args.headless:
-            from msrunwatch.live.headless import Headless
+            from msrunwatch.live.headless import Headless, HeadlessOptions
 
-            return int(Headless(live, args).run())
+            options = HeadlessOptions(
+                events=args.events,
+                metrics_port=args.metrics_port,
+                metrics_addr=args.metrics_addr,
+                on_finding=args.on_finding,
+                exit_when_done=args.exit_when_done,
+                poll=args.poll,
+            )
+            return int(Headless(live, options).run())
         from msrunwatch.tui.app import run_tui  # type: ignore[import-not-found,unused-ignore]
 
         return int(run_tui(live))

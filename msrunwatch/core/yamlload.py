@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from msrunwatch.core.errors import YamlError
+
 Path_ = tuple[str | int, ...]
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """LibYAML's loader when PyYAML was built with it: same safety, several times faster."""
@@ -20,14 +22,6 @@ TOO_DEEP = "nested too deeply to read"
 LibYAML (PyYAML 6.0.4 and later) stops at its own depth limit, the pure-Python loader
 recurses until Python's limit."""
 _LIBYAML_TOO_DEEP = "maximum nesting depth"
-
-
-class YamlError(Exception):
-    """A file that is not valid YAML; line and col are 1-based."""
-
-    def __init__(self, message: str, line: int = 1, col: int = 1) -> None:
-        super().__init__(message)
-        self.line, self.col = line, col
 
 
 @dataclass

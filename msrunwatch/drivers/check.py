@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from msrunwatch.drivers.options import Launch
 from msrunwatch.judge.model import Report
 from msrunwatch.read.discover import sniff
 from msrunwatch.rules.model import Rule
@@ -22,19 +22,17 @@ def is_config(target: str) -> bool:
         return sniff(fh.read(65536)) is None
 
 
-def check_targets(
-    targets: Sequence[str], rules: Sequence[Rule], args: argparse.Namespace
-) -> Report:
+def check_targets(targets: Sequence[str], rules: Sequence[Rule], launch: Launch) -> Report:
     """One report over every target: logs are triaged, configs linted."""
-    from msrunwatch.drivers.triage import triage
-
     configs = [t for t in targets if is_config(t)]
     logs = [t for t in targets if t not in configs]
     if configs:
-        from msrunwatch.judge.config.lint import lint_with_logs
+        from msrunwatch.drivers.configs import lint_with_logs
 
-        return lint_with_logs(configs, logs, rules, args)
-    return triage(logs, rules, args.console or ())
+        return lint_with_logs(configs, logs, rules, launch)
+    from msrunwatch.drivers.triage import triage
+
+    return triage(logs, rules, launch.consoles)
 
 
 def render(report: Report, rules: Sequence[Rule], fmt: str) -> str:

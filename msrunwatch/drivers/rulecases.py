@@ -8,10 +8,11 @@ with the expectations.
 
 from __future__ import annotations
 
+import argparse
 import json
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -19,9 +20,15 @@ from typing import Any
 
 import jsonschema
 
-from msrunwatch.core.yamlload import Positions, YamlError, load
+from msrunwatch.core.errors import RuleError, YamlError
+from msrunwatch.core.yamlload import Positions, load
+from msrunwatch.drivers.configs import lint_configs, read_all, with_file_names
+from msrunwatch.drivers.options import Launch
+from msrunwatch.drivers.triage import triage
+from msrunwatch.judge.config.context import context_for
+from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Finding, Report
-from msrunwatch.rules.loader import CASES_SUFFIX, RuleError
+from msrunwatch.rules.loader import CASES_SUFFIX
 from msrunwatch.rules.model import Rule
 
 Runner = Callable[[Path, "Case", Sequence[Rule]], Report]
@@ -81,8 +88,10 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
         message = error.message
         if error.validator == "additionalProperties":
             message = message.replace("Additional properties are not allowed", "unknown key")
-        if error.validator == "oneOf":
-            message = "a case needs exactly one of log, logs or config"
+        if error.validator == "anyOf":
+            message = "a case needs log, logs or config"
+        if error.validator == "not":
+            message = "a case has log or logs, not both"
         line, col = pos.of(where)
         raise RuleError(path, message, line, col)
 
@@ -106,26 +115,52 @@ def load_cases(path: Path) -> list[Case]:
     ]
 
 
+CONFIG_DIR = "config"
+"""Where a case's config is written, apart from its logs (so it is not read as a log)."""
+
+
 def _write_case(case: Case, directory: Path) -> None:
-    files = case.data.get("logs") or {}
+    files = dict(case.data.get("logs") or {})
     if "log" in case.data:
         files = {"worker_0.log": case.data["log"]}
     if "config" in case.data:
-        files = {case.data.get("config_name", "config.yaml"): case.data["config"]}
+        files[f"{CONFIG_DIR}/{_config_name(case)}"] = case.data["config"]
     for name, text in files.items():
         target = directory / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
 
 
-def _triage_runner(directory: Path, case: Case, rules: Sequence[Rule]) -> Report:
-    from msrunwatch.drivers.triage import triage
-    from msrunwatch.judge.evaluate import Context
+def _config_name(case: Case) -> str:
+    name: str = case.data.get("config_name", "config.yaml")
+    return name
 
-    ctx = None
+
+def _launch(case: Case) -> Launch:
+    """The case's --devices / --msrun, parsed as the commands parse them."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--devices", type=int)
+    parser.add_argument("--msrun")
+    args = parser.parse_args(case.data.get("args", []))
+    return Launch(devices=args.devices, msrun=args.msrun)
+
+
+def _config_runner(directory: Path, case: Case, rules: Sequence[Rule]) -> Report:
+    """A config alone: the config-scope rules."""
+    path = str(directory / CONFIG_DIR / _config_name(case))
+    return with_file_names(lint_configs([path], rules, _launch(case)))
+
+
+def _triage_runner(directory: Path, case: Case, rules: Sequence[Rule]) -> Report:
+    """Logs (and, given one, the run's config): the triage pipeline."""
+    ctx = Context()
     if "silence" in case.data:  # a live-view case: the files' silences, as the watcher sees them
         quiet = {(str(directory), name): float(s) for name, s in case.data["silence"].items()}
         ctx = Context(quiet_s=quiet, stall_after_s=float(case.data.get("stall_after", 120)))
+    if "config" in case.data:
+        launch = _launch(case)
+        config = read_all([str(directory / CONFIG_DIR / _config_name(case))], launch.msrun)[0]
+        ctx = replace(context_for(config, launch.devices), quiet_s=ctx.quiet_s)
     return triage([str(directory)], rules, ctx=ctx)
 
 
@@ -200,10 +235,8 @@ def run_case(case: Case, rules: Sequence[Rule], runner: Runner | None = None) ->
 
 
 def _default_runner(case: Case) -> Runner:
-    if "config" in case.data:
-        from msrunwatch.judge.config.lint import case_runner
-
-        return case_runner
+    if "config" in case.data and "log" not in case.data and "logs" not in case.data:
+        return _config_runner
     return _triage_runner
 
 

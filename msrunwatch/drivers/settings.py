@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from msrunwatch.core.yamlload import YamlError, load
+from msrunwatch.core.errors import SettingsError, YamlError
+from msrunwatch.core.yamlload import load
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.vocab import Severity
@@ -22,10 +23,6 @@ from msrunwatch.rules.vocab import Severity
 NAMES = ("msrunwatch.yaml", ".msrunwatch.yaml")
 KEYS = {"rules", "select", "ignore", "severity", "fail-on"}
 FAIL_ON = ("error", "warning", "never")
-
-
-class SettingsError(Exception):
-    """A settings file or option that cannot be used (exit code 2)."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 
-from msrunwatch.judge.evaluate import Context
+from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
 from msrunwatch.read.discover import LogFile, console_file, discover_target

@@ -1,85 +1,73 @@
-"""Attribute every hit to the rank it is about, and group equal hits across ranks.
-
-A hit in a worker's own log is about that rank. A hit in msrun's console that captured
-a `pid` is about the rank with that pid; a scheduler hit that captured a `node` is
-about the rank registered as that node. Hits with the same rule and fingerprint (the
-message with numbers masked) are one finding listing all their ranks.
-"""
+"""Sightings grouped into findings across ranks, each with its role in the verdict."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Sequence
 
-from msrunwatch.judge.model import Occurrence
-from msrunwatch.read.facts import FileFacts, Hit
-from msrunwatch.read.runstate import RunFacts
+from msrunwatch.judge.conditions import Synthetic
+from msrunwatch.judge.model import Finding, RootCause
+from msrunwatch.judge.sightings import Sighting, group
 from msrunwatch.rules.model import Rule
+from msrunwatch.rules.vocab import Role, Severity
 
-INFINITY = float("inf")
-
-
-@dataclass(frozen=True, slots=True)
-class Sighting:
-    """A hit, the rank it is about and whether that rank logged it itself."""
-
-    hit: Hit
-    rule: Rule
-    rank: int | None
-    own: bool
-    """Logged by the rank itself (or msrun about its process), not by the scheduler."""
-    occurrence: Occurrence
-
-    @property
-    def sort_key(self) -> tuple[float, int, int]:
-        rank = self.rank if self.rank is not None else 1 << 30
-        return (self.hit.time if self.hit.time is not None else INFINITY, rank, self.hit.line)
+ROLE_ORDER = {"root-cause": 0, "victim": 1, "symptom": 2}
 
 
-def _occurrence(facts: FileFacts, hit: Hit, rank: int | None) -> Occurrence:
-    return Occurrence(
-        rank=rank,
-        log_dir=facts.log_dir,
-        file=facts.path,
-        line=hit.line,
-        time=hit.time,
-        time_exact=hit.time_exact,
-        text=hit.text,
-        count=hit.count,
-        message=hit.message,
+def _finding(rule: Rule, sights: Sequence[Sighting], role: str) -> Finding:
+    seen: set[tuple[int | None, str | None]] = set()
+    occurrences = []
+    for s in sights:
+        key = (s.rank, s.occurrence.file)
+        if key not in seen:
+            seen.add(key)
+            occurrences.append(s.occurrence)
+    ranks = tuple(sorted({s.rank for s in sights if s.rank is not None}))
+    first = sights[0]
+    count = sum(s.hit.count for s in sights)
+    return Finding.of(
+        rule, role, first.hit.message, ranks, tuple(occurrences), count, first.hit.fingerprint
     )
 
 
-def sightings(run: RunFacts, rules: Mapping[str, Rule]) -> list[Sighting]:
-    """Every hit of the run, attributed, earliest first."""
-    by_pid = {r.pid: r.rank for r in run.ranks if r.pid is not None}
-    by_node = {g.node: g.rank for g in run.registrations}
-    found: list[Sighting] = []
-
-    def add(facts: FileFacts, hit: Hit, rank: int | None, own: bool) -> None:
-        rule = rules.get(hit.rule)
-        if rule is not None:
-            found.append(Sighting(hit, rule, rank, own, _occurrence(facts, hit, rank)))
-
-    for rank in run.ranks:
-        for facts, hit in rank.hits:
-            add(facts, hit, rank.rank, True)
-    for facts in run.schedulers:
-        for hit in facts.hits:
-            node = hit.capture("node") or hit.capture("first")
-            add(facts, hit, by_node.get(node) if node is not None else None, False)
-    for facts in run.consoles:
-        for hit in facts.hits:
-            pid = hit.capture("pid")
-            subject = by_pid.get(int(pid)) if pid is not None and pid.isdigit() else None
-            add(facts, hit, subject, subject is not None)
-    found.sort(key=lambda s: s.sort_key)
-    return found
+def _synthetic_finding(syn: Synthetic, role: str) -> Finding:
+    count = max(len(syn.ranks), 1)
+    return Finding.of(syn.rule, role, syn.message, syn.ranks, syn.occurrences, count, syn.rule.id)
 
 
-def group(found: list[Sighting]) -> dict[tuple[str, str], list[Sighting]]:
-    """Sightings by (rule, fingerprint), in order of first appearance."""
-    groups: dict[tuple[str, str], list[Sighting]] = {}
-    for s in found:
-        groups.setdefault((s.hit.rule, s.hit.fingerprint), []).append(s)
-    return groups
+def _role(rule: Rule, ranks: Sequence[int], cause: RootCause | None, is_root: bool) -> str:
+    """root-cause for the root's group; victim for faults of other ranks; else symptom."""
+    if is_root:
+        return "root-cause"
+    if rule.role is Role.VICTIM:
+        return "victim"
+    if rule.role is Role.CAUSE and rule.severity is Severity.ERROR and cause is not None:
+        # A consequence on the root's own ranks is a symptom of it; elsewhere, a victim.
+        return "symptom" if set(ranks) <= set(cause.ranks) else "victim"
+    return "symptom"
+
+
+def _first_time(f: Finding) -> float:
+    first = f.first
+    return first.time if first is not None and first.time is not None else float("inf")
+
+
+def findings(
+    found: Sequence[Sighting], cause: RootCause | None, extra: Sequence[Synthetic]
+) -> list[Finding]:
+    """Every finding, errors first, the root cause's before victims' before symptoms'."""
+    out = []
+    for sights in group(list(found)).values():
+        rule = sights[0].rule
+        is_root = cause is not None and any(
+            s.hit.rule == cause.rule
+            and s.occurrence.file == cause.file
+            and s.occurrence.line == cause.line
+            for s in sights
+        )
+        ranks = [s.rank for s in sights if s.rank is not None]
+        out.append(_finding(rule, sights, _role(rule, ranks, cause, is_root)))
+    for syn in extra:
+        is_root = cause is not None and cause.rule == syn.rule.id and cause.file is None
+        out.append(_synthetic_finding(syn, _role(syn.rule, syn.ranks, cause, is_root)))
+    out.sort(key=lambda f: (-f.severity.rank, ROLE_ORDER[f.role], _first_time(f)))
+    return out

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
+from msrunwatch.rules.model import Rule
 from msrunwatch.rules.vocab import Severity
 
 
@@ -60,6 +61,33 @@ class Finding:
     @property
     def first(self) -> Occurrence | None:
         return self.occurrences[0] if self.occurrences else None
+
+    @classmethod
+    def of(
+        cls,
+        rule: Rule,
+        role: str,
+        message: str,
+        ranks: tuple[int, ...],
+        occurrences: tuple[Occurrence, ...],
+        count: int,
+        fingerprint: str,
+        hint: str | None = None,
+    ) -> Finding:
+        """A rule's finding: its id, title, category, severity and hint come from the rule."""
+        return cls(
+            rule.id,
+            rule.title,
+            rule.category,
+            rule.severity,
+            role,
+            message,
+            ranks,
+            occurrences,
+            count,
+            rule.hint if hint is None else hint,
+            fingerprint,
+        )
 
 
 @dataclass(frozen=True, slots=True)

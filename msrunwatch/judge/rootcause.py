@@ -3,19 +3,20 @@
 In order of preference:
 1. the earliest error a rank logged about itself that its rule calls a cause (an OOM,
    a crash, a bad strategy), never a timeout or a kill by msrun;
-2. ranks the scheduler expected but that never registered (cluster build timeout);
-3. ranks that stayed silent while every other rank timed out waiting for them;
-4. the scheduler's `worker <n> is the first one timed out`;
-5. the earliest symptom, when nothing better is known.
+2. a run-scope cause rule (ranks that never registered, ranks silent while the others
+   timed out waiting for them);
+3. the rank the scheduler names the first it lost;
+4. the earliest error of any kind, when nothing better is known.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from msrunwatch.judge.findings import Sighting
-from msrunwatch.judge.model import RootCause, Status
-from msrunwatch.read.runstate import RunFacts
+from msrunwatch.judge.conditions import Synthetic
+from msrunwatch.judge.model import RootCause
+from msrunwatch.judge.sightings import Sighting
+from msrunwatch.judge.statuses import first_lost
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.template import rank_ranges
 from msrunwatch.rules.vocab import Blame, Role, Severity
@@ -84,32 +85,6 @@ def from_causes(found: Sequence[Sighting]) -> RootCause | None:
     return _cause(first, ranks, reason)
 
 
-def missing_ranks(run: RunFacts) -> list[int]:
-    """Ranks the job expected that never registered with the scheduler."""
-    if run.expected_ranks is None or not run.registrations:
-        return []
-    registered = {r.rank for r in run.registrations}
-    return [r for r in range(run.expected_ranks) if r not in registered]
-
-
-def silent_ranks(statuses: dict[int, Status]) -> list[int]:
-    """Ranks with no fault of their own, not finished, while others timed out."""
-    timed_out = [r for r, s in statuses.items() if s is Status.TIMED_OUT]
-    if not timed_out:
-        return []
-    quiet = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.UNKNOWN)
-    return [r for r, s in statuses.items() if s in quiet]
-
-
-def from_scheduler(found: Sequence[Sighting]) -> tuple[Sighting, int] | None:
-    """The scheduler's own verdict: `worker <n> is the first one timed out`."""
-    for s in found:
-        first = s.hit.capture("first")
-        if first is not None and not s.own and first.isdigit():
-            return s, int(first)
-    return None
-
-
 def run_level(rule: Rule, ranks: Sequence[int], message: str, reason: str) -> RootCause:
     """A root cause no single log line states, found from the run as a whole."""
     return RootCause(
@@ -123,3 +98,22 @@ def run_level(rule: Rule, ranks: Sequence[int], message: str, reason: str) -> Ro
         message=message,
         reason=reason,
     )
+
+
+def fallback(found: Sequence[Sighting], extra: Sequence[Synthetic]) -> RootCause | None:
+    """No rank logged a fault of its own: a run-level cause, the scheduler's word, an error."""
+    for syn in extra:
+        if syn.rule.role is Role.CAUSE and syn.rule.severity is Severity.ERROR:
+            title = syn.rule.title
+            reason = f"no rank logged a fault of its own: {title[:1].lower()}{title[1:]}"
+            return run_level(syn.rule, syn.ranks, syn.message, reason)
+    named = first_lost(found)
+    if named is not None:
+        sight, rank = named
+        return _cause(sight, [rank], "the scheduler names it the first to time out")
+    errors = [s for s in found if s.rule.severity is Severity.ERROR]
+    if not errors:
+        return None
+    first = errors[0]
+    ranks = [s.rank for s in _same_fault(first, errors) if s.rank is not None]
+    return _cause(first, ranks, "the earliest error (no rank logged a fault of its own)")

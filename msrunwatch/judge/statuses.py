@@ -1,20 +1,24 @@
-"""Every rank's status in a run: its own faults, how its log ends, and (live) whether it is
-still writing; then which ranks count as silent or stalled."""
+"""Every rank's status: its own faults (by each rule's declared effect), its exit code and
+how its log ends, what the scheduler says of it, and (live) whether it is still writing;
+then which ranks count as silent or stalled."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Mapping, Sequence
 
-from msrunwatch.judge import rootcause as rc
-from msrunwatch.judge.findings import Sighting
 from msrunwatch.judge.model import Status
-from msrunwatch.judge.status import rank_status
-from msrunwatch.read.runstate import RunFacts
-from msrunwatch.rules.vocab import Role, Severity
+from msrunwatch.judge.sightings import Sighting
+from msrunwatch.read.runstate import RankFacts, RunFacts
+from msrunwatch.rules.vocab import Effect, Role
 
 WRITING_S = 10.0
 """Live view: a rank whose log grew this recently is alive, even after another failed
 (msrun stops the others within seconds; until their logs stop, they are not "killed")."""
+KILL_SIGNALS = (signal.SIGKILL, signal.SIGTERM)
+QUIET = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.UNKNOWN)
+"""Statuses of a rank that has neither ended nor shown a fault."""
+OWN_FAULT = {Effect.FAIL: Status.FAILED, Effect.KILL: Status.KILLED}
 Statuses = dict[int, tuple[Status, str]]
 
 
@@ -27,23 +31,106 @@ def own_sightings(found: Sequence[Sighting]) -> dict[int, list[Sighting]]:
     return own
 
 
+def first_lost(found: Sequence[Sighting]) -> tuple[Sighting, int] | None:
+    """The scheduler's own verdict: the rank it names the first it lost."""
+    for s in found:
+        if not s.own and s.rank is not None and s.rule.effect is Effect.LOSE_FIRST:
+            return s, s.rank
+    return None
+
+
+def _lost(found: Sequence[Sighting]) -> tuple[set[int], int | None]:
+    """Ranks the scheduler lost, and the one it names first."""
+    lost = {
+        s.rank
+        for s in found
+        if not s.own and s.rank is not None and s.rule.effect in (Effect.LOSE, Effect.LOSE_FIRST)
+    }
+    named = first_lost(found)
+    return lost, (named[1] if named else None)
+
+
 def _failed(own: Mapping[int, list[Sighting]], run: RunFacts, lost: set[int]) -> bool:
     """Did the run break: a rank failed on its own, exited badly, or the scheduler lost one?"""
     for sights in own.values():
-        if any(s.rule.role is Role.CAUSE and s.rule.severity is Severity.ERROR for s in sights):
+        if any(s.rule.role is Role.CAUSE and s.rule.effect in OWN_FAULT for s in sights):
             return True
     return bool(lost) or any(r.exit_code not in (None, 0) for r in run.ranks)
 
 
-def _lost(found: Sequence[Sighting]) -> tuple[set[int], int | None]:
-    """Ranks the scheduler timed out, and the one it names first."""
-    lost = {
-        s.rank
-        for s in found
-        if not s.own and s.rank is not None and s.rule.category == "node-timeout"
-    }
-    named = rc.from_scheduler(found)
-    return lost, (named[1] if named else None)
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def phase(rank: RankFacts) -> Status:
+    """Where a rank that has not ended got to."""
+    compile_stats = rank.primary.compile
+    if any(f.progress for f in rank.files):
+        return Status.TRAINING
+    if compile_stats.in_progress:
+        return Status.COMPILING
+    if compile_stats.count or any(f.training_started for f in rank.files):
+        return Status.TRAINING
+    # A log with no GLOG line at all (empty, or bytes that are not a log) says nothing.
+    return Status.STARTING if rank.first_time is not None else Status.UNKNOWN
+
+
+def _at(s: Sighting) -> str:
+    return f"{s.rule.category} at {s.occurrence.file}:{s.hit.line}"
+
+
+def _from_faults(own: Sequence[Sighting], code: int | None) -> tuple[Status, str] | None:
+    """The status a rank's own findings and exit code give, strongest evidence first."""
+    fault = next((s for s in own if s.rule.role is Role.CAUSE and s.rule.effect in OWN_FAULT), None)
+    if fault is not None:
+        status = OWN_FAULT[fault.rule.effect]
+        return status, (_at(fault) if status is Status.FAILED else fault.hit.message)
+    killed = next((s for s in own if s.rule.effect is Effect.KILL), None)
+    if killed is not None:
+        return Status.KILLED, killed.hit.message
+    if code is not None and code < 0:
+        name = _signal_name(code)
+        gone = Status.KILLED if -code in KILL_SIGNALS else Status.FAILED
+        return gone, f"msrun reports exit by {name}"
+    gave_up = next((s for s in own if s.rule.effect is Effect.TIME_OUT), None)
+    if gave_up is not None:
+        return Status.TIMED_OUT, _at(gave_up)
+    if code is not None and code > 0:
+        return Status.FAILED, f"msrun reports exit code {code}"
+    return None
+
+
+def rank_status(
+    rank: RankFacts,
+    own: Sequence[Sighting],
+    run: RunFacts,
+    run_failed: bool,
+    lost_first: bool = False,
+    writing: bool = False,
+) -> tuple[Status, str]:
+    """Status and a short reason, strongest evidence first.
+
+    lost_first: the scheduler lost this rank before any other (and its log says nothing).
+    writing: the live view saw its log grow just now, so it has not been killed (yet).
+    """
+    faulted = _from_faults(own, rank.exit_code)
+    if faulted is not None:
+        return faulted
+    if rank.finished_line:
+        return Status.FINISHED, f"ended normally at {rank.primary.path}:{rank.finished_line}"
+    if rank.rank in run.unregistered or run.all_workers_ok:
+        return Status.FINISHED, "the scheduler saw it leave normally"
+    if lost_first:
+        return (
+            Status.FAILED,
+            "the scheduler lost it first; its log shows no fault (a crash or kill)",
+        )
+    if run_failed and rank.lines and not writing:
+        return Status.KILLED, "its log stops after another rank failed"
+    return phase(rank), ""
 
 
 def rank_statuses(
@@ -81,22 +168,22 @@ def rank_statuses(
 
 
 def silent_ranks(plain: Mapping[int, Status], silences: Mapping[int, float] | None) -> list[int]:
-    """Ranks with no fault of their own while others timed out; live, only those whose log
-    has not grown for WRITING_S (a rank still writing is about to report its own timeout)."""
-    ranks = rc.silent_ranks(dict(plain))
+    """Ranks with no fault of their own, not finished, while others timed out; live, only
+    those whose log has not grown for WRITING_S (a rank still writing is about to report
+    its own timeout)."""
+    if not any(s is Status.TIMED_OUT for s in plain.values()):
+        return []
+    ranks = [r for r, s in plain.items() if s in QUIET]
     if silences is None:
         return ranks
     return [r for r in ranks if r in silences and silences[r] >= WRITING_S]
 
 
-QUIET = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.UNKNOWN)
-
-
 def with_stalls(statuses: Statuses, own: Mapping[int, list[Sighting]]) -> Statuses:
-    """A rank a `stalled` rule fired on, and that has not ended, is stalled."""
+    """A rank a rule with effect `stall` fired on, and that has not ended, is stalled."""
     out = dict(statuses)
     for rank, (status, _) in statuses.items():
-        stall = next((s for s in own.get(rank, []) if s.rule.category == "stalled"), None)
+        stall = next((s for s in own.get(rank, []) if s.rule.effect is Effect.STALL), None)
         if stall is not None and status in QUIET:
             out[rank] = (Status.STALLED, stall.hit.message)
     return out

@@ -1,4 +1,6 @@
-"""From a run's facts to its verdict: statuses, root cause, grouped findings, outcome."""
+"""From a run's facts to its verdict, in one pass: attribute the hits, give each rank a
+status, fire the rank rules, find the root cause, fire the run rules, group the findings,
+and say how the run ended."""
 
 from __future__ import annotations
 
@@ -6,17 +8,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from msrunwatch.judge import rootcause as rc
-from msrunwatch.judge.evaluate import (
-    Context,
-    Synthetic,
-    rank_sightings,
-    rank_silences,
-    run_aggregates,
-    run_findings,
-)
-from msrunwatch.judge.findings import Sighting, group, sightings
+from msrunwatch.judge import rootcause
+from msrunwatch.judge.conditions import rank_sightings, rank_silences, run_figures, run_findings
+from msrunwatch.judge.context import Context
+from msrunwatch.judge.findings import findings
 from msrunwatch.judge.model import Finding, FirstError, RankReport, Report, RootCause, Status
+from msrunwatch.judge.sightings import Sighting, sightings
 from msrunwatch.judge.statuses import (
     Statuses,
     own_sightings,
@@ -25,20 +22,32 @@ from msrunwatch.judge.statuses import (
     with_stalls,
 )
 from msrunwatch.read.runstate import RankFacts, RunFacts
+from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Rule
-from msrunwatch.rules.vocab import Role, Severity
+from msrunwatch.rules.variables import RUN_ALIASES, RunState, values
+from msrunwatch.rules.vocab import Severity
 
 ENDED = (Status.FAILED, Status.KILLED, Status.TIMED_OUT)
+RUNNING = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED)
+_ALIASES = {name: Expr(alias["expr"]) for name, alias in RUN_ALIASES.items()}
 
 
-def _run_env(
+def missing_ranks(run: RunFacts) -> list[int]:
+    """Ranks the job expected that never registered with the scheduler."""
+    if run.expected_ranks is None or not run.registrations:
+        return []
+    registered = {r.rank for r in run.registrations}
+    return [r for r in range(run.expected_ranks) if r not in registered]
+
+
+def _run_state(
     run: RunFacts,
     plain: Mapping[int, Status],
     found: Sequence[Sighting],
     cause: RootCause | None,
     silences: Mapping[int, float] | None,
-) -> dict[str, Any]:
-    """The variables run-scope rules see."""
+) -> RunState:
+    """The variables run-scope rules see about the run as a whole."""
     root = list(cause.ranks) if cause else []
     by_rank = {r.rank: r for r in run.ranks}
 
@@ -50,119 +59,25 @@ def _run_env(
         for r in with_status(Status.KILLED)
         if r not in root and (r not in by_rank or by_rank[r].exit_code is None)
     ]
-    return {
-        "ranks": len(plain),
-        "expected_ranks": run.expected_ranks,
-        "registered": len(run.registrations),
-        "missing_ranks": rc.missing_ranks(run),
-        "silent_ranks": silent_ranks(plain, silences),
-        "timed_out_ranks": with_status(Status.TIMED_OUT),
-        "killed_ranks": killed,
-        "failed_ranks": with_status(Status.FAILED),
-        "root_ranks": root,
-        "has_cause": cause is not None,
-        "cluster_init_failed": any(s.rule.category == "cluster-init-timeout" for s in found),
-    }
-
-
-def _fallback_cause(found: Sequence[Sighting], extra: Sequence[Synthetic]) -> RootCause | None:
-    """No rank logged a fault of its own: a run-level cause, the scheduler's word, a symptom."""
-    for syn in extra:
-        if syn.rule.role is Role.CAUSE and syn.rule.severity is Severity.ERROR:
-            title = syn.rule.title
-            reason = f"no rank logged a fault of its own: {title[:1].lower()}{title[1:]}"
-            return rc.run_level(syn.rule, syn.ranks, syn.message, reason)
-    named = rc.from_scheduler(found)
-    if named is not None:
-        sight, rank = named
-        return rc._cause(sight, [rank], "the scheduler names it the first to time out")
-    errors = [s for s in found if s.rule.severity is Severity.ERROR]
-    if not errors:
-        return None
-    first = errors[0]
-    ranks = [s.rank for s in rc._same_fault(first, errors) if s.rank is not None]
-    return rc._cause(first, ranks, "the earliest error (no rank logged a fault of its own)")
-
-
-def _finding(rule: Rule, sights: Sequence[Sighting], role: str) -> Finding:
-    seen: set[tuple[int | None, str | None]] = set()
-    occurrences = []
-    for s in sights:
-        key = (s.rank, s.occurrence.file)
-        if key not in seen:
-            seen.add(key)
-            occurrences.append(s.occurrence)
-    ranks = tuple(sorted({s.rank for s in sights if s.rank is not None}))
-    first = sights[0]
-    return Finding(
-        rule.id,
-        rule.title,
-        rule.category,
-        rule.severity,
-        role,
-        first.hit.message,
-        ranks,
-        tuple(occurrences),
-        sum(s.hit.count for s in sights),
-        rule.hint,
-        first.hit.fingerprint,
+    return RunState(
+        ranks=len(plain),
+        expected_ranks=run.expected_ranks,
+        registered=len(run.registrations),
+        missing_ranks=missing_ranks(run),
+        silent_ranks=silent_ranks(plain, silences),
+        timed_out_ranks=with_status(Status.TIMED_OUT),
+        killed_ranks=killed,
+        failed_ranks=with_status(Status.FAILED),
+        root_ranks=root,
+        has_cause=cause is not None,
+        categories=sorted({s.rule.category for s in found}),
     )
 
 
-def _synthetic_finding(syn: Synthetic, role: str) -> Finding:
-    rule = syn.rule
-    return Finding(
-        rule.id,
-        rule.title,
-        rule.category,
-        rule.severity,
-        role,
-        syn.message,
-        syn.ranks,
-        syn.occurrences,
-        max(len(syn.ranks), 1),
-        rule.hint,
-        rule.id,
-    )
-
-
-def _role(rule: Rule, ranks: Sequence[int], cause: RootCause | None, is_root: bool) -> str:
-    """root-cause for the root's group; victim for faults of other ranks; else symptom."""
-    if is_root:
-        return "root-cause"
-    if rule.role is Role.VICTIM:
-        return "victim"
-    if rule.role is Role.CAUSE and rule.severity is Severity.ERROR and cause is not None:
-        # A consequence on the root's own ranks is a symptom of it; elsewhere, a victim.
-        return "symptom" if set(ranks) <= set(cause.ranks) else "victim"
-    return "symptom"
-
-
-def _findings(
-    found: Sequence[Sighting], cause: RootCause | None, extra: Sequence[Synthetic]
-) -> list[Finding]:
-    out = []
-    for sights in group(list(found)).values():
-        rule = sights[0].rule
-        is_root = cause is not None and any(
-            s.hit.rule == cause.rule
-            and s.occurrence.file == cause.file
-            and s.occurrence.line == cause.line
-            for s in sights
-        )
-        ranks = [s.rank for s in sights if s.rank is not None]
-        out.append(_finding(rule, sights, _role(rule, ranks, cause, is_root)))
-    for syn in extra:
-        is_root = cause is not None and cause.rule == syn.rule.id and cause.file is None
-        out.append(_synthetic_finding(syn, _role(syn.rule, syn.ranks, cause, is_root)))
-    order = {"root-cause": 0, "victim": 1, "symptom": 2}
-    out.sort(key=lambda f: (-f.severity.rank, order[f.role], _first_time(f)))
-    return out
-
-
-def _first_time(f: Finding) -> float:
-    first = f.first
-    return first.time if first is not None and first.time is not None else float("inf")
+def _run_env(run_state: RunState, figures: Mapping[str, Any]) -> dict[str, Any]:
+    env = {**figures, **values(run_state)}
+    env.update({name: expr(env) for name, expr in _ALIASES.items()})
+    return env
 
 
 def _first_error(own: Sequence[Sighting]) -> FirstError | None:
@@ -179,10 +94,16 @@ def _rank_report(
     status: tuple[Status, str],
     own: Sequence[Sighting],
     host: str | None,
+    ctx: Context,
 ) -> RankReport:
     if rank is None:
-        return RankReport(number, None, None, status[0], status[1], host=host)
+        estimate = ctx.estimate(number) if number >= 0 else None
+        return RankReport(number, None, None, status[0], status[1], host=host, estimate=estimate)
     f = rank.primary
+    progress = next((x.progress for x in rank.files if x.progress), None)
+    if progress is not None and ctx.stage_of is not None and ctx.stage(number) != ctx.stages - 1:
+        # Under pipeline parallelism only the last stage computes the loss; others print 0.
+        progress = replace(progress, loss=None)
     return RankReport(
         rank=number,
         log_dir=f.log_dir,
@@ -193,34 +114,25 @@ def _rank_report(
         host=host,
         memory=next((x.memory for x in rank.files if x.memory), None),
         compile=f.compile if f.compile.count or f.compile.started or f.compile.stages else None,
-        progress=next((x.progress for x in rank.files if x.progress), None),
+        progress=progress,
         first_error=_first_error(own),
         first_time=rank.first_time,
         last_time=rank.last_time,
         lines=rank.lines,
         exit_code=rank.exit_code,
+        estimate=ctx.estimate(number) if number >= 0 else None,
     )
 
 
-def _last_stage_loss(report: RankReport, ctx: Context) -> RankReport:
-    """Under pipeline parallelism only the last stage computes the loss; others print 0."""
-    p = report.progress
-    if p is None or ctx.stage_of is None or ctx.stage_of(report.rank) == ctx.stages - 1:
-        return report
-    return replace(report, progress=replace(p, loss=None))
-
-
-def _outcome(statuses: Statuses, findings: Sequence[Finding]) -> str:
-    if any(f.severity is Severity.ERROR for f in findings):
+def _outcome(statuses: Statuses, found: Sequence[Finding]) -> str:
+    if any(f.severity is Severity.ERROR for f in found):
         return "failed"
     plain = [s for s, _ in statuses.values()]
     if any(s in ENDED for s in plain):
         return "failed"
     if plain and all(s is Status.FINISHED for s in plain):
         return "ok"
-    if any(
-        s in (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED) for s in plain
-    ):
+    if any(s in RUNNING for s in plain):
         return "running"
     return "unknown"
 
@@ -249,24 +161,23 @@ def judge(
     found = sorted([*found, *rank_sightings(rules, run, plain, ctx)], key=lambda s: s.sort_key)
     own = own_sightings(found)
     statuses = with_stalls(statuses, own)
-    cause = rc.from_causes(found)
-    env = {**run_aggregates(run, plain, ctx), **_run_env(run, plain, found, cause, silences)}
+    cause = rootcause.from_causes(found)
+    figures = values(run_figures(run, plain, ctx))
+    env = _run_env(_run_state(run, plain, found, cause, silences), figures)
     extra = run_findings(rules, run, env)
-    cause = cause or _fallback_cause(found, extra)
-    findings = _findings(found, cause, extra)
+    cause = cause or rootcause.fallback(found, extra)
+    grouped = findings(found, cause, extra)
     hosts = {g.rank: g.host for g in run.registrations}
     ranks = tuple(
-        _last_stage_loss(
-            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), hosts.get(n)), ctx
-        )
+        _rank_report(n, run.rank(n), statuses[n], own.get(n, []), hosts.get(n), ctx)
         for n in sorted(statuses)
     )
     return Report(
         log_dirs=run.log_dirs,
-        outcome=_outcome(statuses, findings),
+        outcome=_outcome(statuses, grouped),
         root_cause=cause,
         ranks=ranks,
-        findings=tuple(findings),
+        findings=tuple(grouped),
         warnings=tuple(warnings),
         files=sum(len(r.files) for r in run.ranks) + len(run.schedulers) + len(run.consoles),
         bytes=sum(f.size for r in run.ranks for f in r.files)

@@ -17,12 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from msrunwatch.judge.evaluate import Context, rank_silences
+from msrunwatch.core.errors import InputError
+from msrunwatch.judge.conditions import rank_silences
+from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Finding, Report, Status
 from msrunwatch.judge.verdict import judge
 from msrunwatch.live.tail import Change, FileTail
 from msrunwatch.read.discover import (
-    DiscoveryError,
     LogFile,
     candidates,
     console_file,
@@ -140,7 +141,7 @@ class LiveRun:
         for target in self.targets:
             try:
                 listed = candidates(target)
-            except (DiscoveryError, OSError):
+            except (InputError, OSError):
                 continue  # not there yet: the job has not started
             for path, dir_rank in listed:
                 if path not in self._known and self._worth_a_look(path):

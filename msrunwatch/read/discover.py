@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from msrunwatch.core.errors import InputError
 from msrunwatch.read.facts import FileRole
 
 SNIFF_BYTES = 64 * 1024
@@ -52,10 +53,6 @@ _ROTATED = re.compile(r"^(?!mindspore\.log\.\d+$).+\.log\.\d+$")
 """A rotated-away copy (`worker_0.log.1`): an older run, not this one's second file."""
 _VERBOSITY = {"INFO": 0, "WARNING": 1, "ERROR": 2, "FATAL": 3}
 _HEADER = re.compile(rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] [A-Za-z_]+\(\d+[,:]")
-
-
-class DiscoveryError(Exception):
-    """A target that cannot be read as msrun logs (exit code 2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +166,7 @@ def candidates(target: str) -> list[tuple[Path, int | None]]:
     if root.is_file():
         return [(root, None)]
     if not root.is_dir():
-        raise DiscoveryError(f"{target}: no such file or directory")
+        raise InputError(f"{target}: no such file or directory")
     return _walk(root)
 
 
@@ -188,7 +185,7 @@ def discover_target(target: str) -> list[LogFile]:
     """The log files of one target (a directory or a single file)."""
     root = Path(target)
     if not root.exists():
-        raise DiscoveryError(f"{target}: no such file or directory")
+        raise InputError(f"{target}: no such file or directory")
     files = [
         found
         for path, dir_rank in candidates(target)
@@ -196,7 +193,7 @@ def discover_target(target: str) -> list[LogFile]:
     ]
     if not files:
         kind = "not an msrun or MindSpore log" if root.is_file() else "no msrun logs found"
-        raise DiscoveryError(f"{target}: {kind}")
+        raise InputError(f"{target}: {kind}")
     return files
 
 
@@ -204,7 +201,7 @@ def console_file(target: str) -> LogFile:
     """msrun's saved console output, given with --console."""
     path = Path(target)
     if not path.is_file():
-        raise DiscoveryError(f"{target}: no such file")
+        raise InputError(f"{target}: no such file")
     return LogFile(path, path.name, str(path.parent), FileRole.CONSOLE, None, file_size(path))
 
 

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from msrunwatch.read import patterns as P
+from msrunwatch.read.around import Around
 from msrunwatch.read.facts import FileFacts, FileRole, Hit, Registration, WorkerExit
 from msrunwatch.read.memory import MemoryBlock
 from msrunwatch.read.progress import CompileTracker, ProgressTracker
 from msrunwatch.read.timestamps import parse_glog, parse_iso
 from msrunwatch.rules.matcher import LineMatch, LineMatcher
-
-if TYPE_CHECKING:
-    from msrunwatch.read.scan import Around
 
 QUIET_LEVELS = ("INFO", "DEBUG")
 MAX_DISTINCT_HITS = 256
@@ -255,6 +252,7 @@ class Extractor:
             fingerprint=found.fingerprint,
             captures=found.captures,
             text=text[:MAX_TEXT],
+            subject=found.subject,
         )
 
     def _keep(self, hit: Hit) -> None:
@@ -358,9 +356,6 @@ class Extractor:
         )
 
 
-SUBJECTS = ("pid", "node", "rank")
-"""Captures that say which rank a line is about: they keep equal messages apart."""
-
-
 def _key(hit: Hit) -> tuple[str, ...]:
-    return (hit.rule, hit.fingerprint, *(hit.capture(name) or "" for name in SUBJECTS))
+    """Equal messages about different ranks (the scheduler on two nodes) stay apart."""
+    return (hit.rule, hit.fingerprint, hit.subject or "")

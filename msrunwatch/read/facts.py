@@ -31,6 +31,9 @@ class Hit:
     text: str
     count: int = 1
     """How many lines of this file fired with the same fingerprint."""
+    subject: str | None = None
+    """The rule's subject capture: the rank (node id, pid or number) the line is about when
+    another process logged it."""
 
     def capture(self, name: str) -> str | None:
         """The value of a named capture, if the rule had one."""

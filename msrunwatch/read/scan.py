@@ -10,9 +10,9 @@ triage and the appended bytes by the live watcher.
 from __future__ import annotations
 
 from msrunwatch.read import patterns as P
+from msrunwatch.read.around import Around, header_time, time_before
 from msrunwatch.read.extract import Extractor
 from msrunwatch.read.facts import FileFacts, FileRole
-from msrunwatch.read.timestamps import parse_glog
 from msrunwatch.rules.matcher import LineMatcher
 
 PROGRESS_PARSED = 17
@@ -124,7 +124,7 @@ class FileScanner:
         """Parse the chosen lines of buf[1:end+1] (complete lines only)."""
         self.extractor.new_block()
         if self._offset == 0 and (first := P.HEADER_START.search(buf, 0, end)) is not None:
-            self.extractor.note_first_time(_header_time(buf, first.start() + 1))
+            self.extractor.note_first_time(header_time(buf, first.start() + 1))
         bulk = self._progress_starts(buf, end)
         starts = self._starts(buf, end)
         if bulk:
@@ -154,57 +154,9 @@ class FileScanner:
             pos = max(offset - self._offset + 1, 0)
             m = P.HEADER_START.search(buf, pos, end)
             if m is not None:
-                self.extractor.settle(key, _header_time(buf, m.start() + 1))
+                self.extractor.settle(key, header_time(buf, m.start() + 1))
 
     @staticmethod
     def _block_end_time(buf: bytes, end: int) -> float | None:
         """Time of the last GLOG line of the block, INFO included: the file's latest activity."""
-        return _time_before(buf, end + 1, 0)
-
-
-class Around:
-    """The bytes around a parsed line, looked at only when the line needs them."""
-
-    __slots__ = ("buf", "start")
-
-    def __init__(self, buf: bytes, start: int) -> None:
-        self.buf, self.start = buf, start
-
-    def time_before(self, floor: int) -> float | None:
-        """Time of the nearest GLOG line in buf[floor:start] (skipped INFO lines included).
-
-        The caller passes where the last dated line starts, so each byte is searched once.
-        """
-        return _time_before(self.buf, self.start, floor)
-
-    def previous_line(self) -> str:
-        """The line just before this one, even if it was skipped (an INFO header)."""
-        end = self.start - 1
-        if end <= 0:
-            return ""
-        begin = self.buf.rfind(b"\n", 0, end) + 1
-        return self.buf[begin:end].decode("utf-8", "replace")
-
-
-def _header_time(buf: bytes, start: int) -> float | None:
-    """The timestamp of a GLOG line starting at buf[start], or None if it is not one."""
-    m = P.HEADER_START.match(buf, start - 1)
-    if m is None:
-        return None
-    colon = buf.find(b"):", m.end(), m.end() + 200)
-    if colon < 0:
-        return None
-    return parse_glog(buf[colon + 2 : colon + 40].decode("ascii", "replace"))
-
-
-def _time_before(buf: bytes, start: int, floor: int) -> float | None:
-    """Time of the nearest GLOG line (INFO included) in buf[floor:start]."""
-    pos = start - 1
-    while pos > floor:
-        pos = buf.rfind(b"\n[", floor, pos)
-        if pos < 0:
-            return None
-        t = _header_time(buf, pos + 1)
-        if t is not None:
-            return t
-    return None
+        return time_before(buf, end + 1, 0)

@@ -17,19 +17,13 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from msrunwatch.core.errors import ExprError
+
 MAX_LENGTH = 2000
 MAX_NODES = 300
 
 Env = Mapping[str, Any]
 Node = Callable[[Env], Any]
-
-
-class ExprError(Exception):
-    """An expression that cannot be used; `col` is 0-based within the expression."""
-
-    def __init__(self, message: str, col: int = 0) -> None:
-        super().__init__(message)
-        self.col = col
 
 
 def _numbers(values: Iterable[Any]) -> list[float]:

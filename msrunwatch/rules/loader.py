@@ -18,26 +18,15 @@ from typing import Any
 import jsonschema
 import regex
 
-from msrunwatch.core.yamlload import Positions, YamlError, load
+from msrunwatch.core.errors import ExprError, RuleError, YamlError
+from msrunwatch.core.yamlload import Positions, load
 from msrunwatch.rules import variables
-from msrunwatch.rules.expr import Expr, ExprError
-from msrunwatch.rules.model import Rule, Scope
+from msrunwatch.rules.expr import Expr
+from msrunwatch.rules.model import Rule, Scope, Subject
 from msrunwatch.rules.template import check_template
-from msrunwatch.rules.vocab import Blame, Role, Severity
+from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity
 
 CASES_SUFFIX = ".cases.yaml"
-
-
-class RuleError(Exception):
-    """A rule file that cannot be used; str() is `file:line:col: rule: message`."""
-
-    def __init__(
-        self, path: Path | str, message: str, line: int = 1, col: int = 1, rule: str | None = None
-    ) -> None:
-        self.path, self.line, self.col, self.rule = str(path), line, col, rule
-        self.problem = message
-        who = f"{rule}: " if rule else ""
-        super().__init__(f"{path}:{line}:{col}: {who}{message}")
 
 
 @cache
@@ -174,15 +163,20 @@ def rule_from_data(path: Path, data: Any, pos: Positions) -> Rule:
         if problem is not None:
             line, col = pos.of((key,))
             raise RuleError(path, f"{key}: {problem}", line, col, rule_id)
+    role, severity = Role(data.get("role", "cause")), Severity(data["severity"])
+    effect = data.get("effect")
     return Rule(
         id=rule_id,
         title=data["title"],
         category=data["category"],
-        severity=Severity(data["severity"]),
+        severity=severity,
         scope=scope,
         message=data["message"],
-        role=Role(data.get("role", "cause")),
+        role=role,
         blame=Blame(data.get("blame", "first")),
+        effect=Effect(effect) if effect else Effect.default(role, severity, scope is Scope.LINE),
+        subject=_subject(path, data, pos, match),
+        aliases=tuple(data.get("aliases", ())),
         match=match,
         when=when,
         ranks=ranks,
@@ -197,6 +191,25 @@ def rule_from_data(path: Path, data: Any, pos: Positions) -> Rule:
         path=str(path),
         line=1,
     )
+
+
+def _subject(
+    path: Path, data: dict[str, Any], pos: Positions, match: regex.Pattern[str] | None
+) -> Subject | None:
+    """The `subject` capture, which must be one of the pattern's named groups."""
+    given = data.get("subject")
+    if given is None:
+        return None
+    if match is None or given["capture"] not in match.groupindex:
+        line, col = pos.of(("subject", "capture"))
+        raise RuleError(
+            path,
+            f"subject: {given['capture']!r} is not a named group of match",
+            line,
+            col,
+            data["id"],
+        )
+    return Subject(given["capture"], Refers(given["is"]))
 
 
 def _names_list(value: Any) -> tuple[str, ...]:

@@ -21,6 +21,8 @@ class LineMatch:
     message: str
     fingerprint: str
     captures: tuple[tuple[str, str], ...]
+    subject: str | None = None
+    """The value of the rule's subject capture, if it has one and it matched."""
 
 
 class LineMatcher:
@@ -54,8 +56,11 @@ class LineMatcher:
             if rule.when is not None and not rule.when.truth(env):
                 continue
             message = render(rule.message, env)
+            subject = captures.get(rule.subject.capture) if rule.subject else None
             found.append(
-                LineMatch(rule, message, fingerprint(rule.id, message), tuple(captures.items()))
+                LineMatch(
+                    rule, message, fingerprint(rule.id, message), tuple(captures.items()), subject
+                )
             )
         return found
 

@@ -8,7 +8,7 @@ from enum import StrEnum
 import regex
 
 from msrunwatch.rules.expr import Expr
-from msrunwatch.rules.vocab import Blame, Role, Severity
+from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity
 
 
 class Scope(StrEnum):
@@ -18,6 +18,14 @@ class Scope(StrEnum):
     RANK = "rank"
     RUN = "run"
     CONFIG = "config"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The capture that names the rank a line is about, when another process logged it."""
+
+    capture: str
+    refers: Refers
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,12 @@ class Rule:
     message: str
     role: Role = Role.CAUSE
     blame: Blame = Blame.FIRST
+    effect: Effect = Effect.NONE
+    """What a finding does to its rank's status (the loader fills in the default)."""
+    subject: Subject | None = None
+    """Line scope: which capture names the rank the line is about."""
+    aliases: tuple[str, ...] = ()
+    """Former ids that settings and options may still use."""
     match: regex.Pattern[str] | None = None
     when: Expr | None = None
     """The compiled `when` condition, or None (always)."""

@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-from msrunwatch.rules.expr import Expr, ExprError
+from msrunwatch.core.errors import ExprError
+from msrunwatch.rules.expr import Expr
 
 _FIELD = re.compile(r"\{\{|\}\}|\{([^{}]+)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -1,10 +1,36 @@
-"""The variables each rule scope can use in `when`, `ranks` and `message`: one table.
+"""The variables each rule scope can use in `when`, `ranks` and `message`.
 
-The README's rule-writing section and `msrunwatch rules vars` print this table; the
-loader rejects a condition that names anything else.
+Rank and run variables are fields of the dataclasses below, which the judge fills in: a
+value the judge computes is therefore always a variable rules can use, with its doc.
+`msrunwatch rules vars` and the README print these tables; the loader rejects a condition
+that names anything else.
 """
 
 from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from importlib import resources
+from typing import Any
+
+Number = int | float
+
+
+def var(doc: str, default: Any = None) -> Any:
+    """A variable: its doc is what `rules vars` prints."""
+    return field(default=default, metadata={"doc": doc})
+
+
+def table(*kinds: type) -> dict[str, str]:
+    """Name -> doc for every field of the dataclasses, in order; a name is declared once."""
+    out: dict[str, str] = {}
+    for kind in kinds:
+        for f in fields(kind):
+            if f.name in out:
+                raise TypeError(f"variable {f.name!r} is declared twice")
+            out[f.name] = f.metadata["doc"]
+    return out
+
 
 LINE = {
     "level": "GLOG level of the line (DEBUG, INFO, WARNING, ERROR, CRITICAL), '' for prints",
@@ -12,77 +38,152 @@ LINE = {
 }
 """Line scope: these plus every named group of `match` (numbers become numbers)."""
 
-RANK = {
-    "rank": "the rank number",
-    "status": "starting, compiling, training, finished, failed, killed, timed-out, unknown",
-    "lines": "lines the rank's log(s) hold",
-    "exit_code": "the worker's return code from msrun's console (negative: a signal), or None",
-    "step": "the last training step seen",
-    "loss": "the last loss seen",
-    "step_time_ms": "the last per-step time seen (ms)",
-    "compile_ms": "total graph compile time ([PROF]compile_graph, ms)",
-    "compile_count": "graphs compiled",
-    "compiling": "a compilation started and has not finished",
-    "device_mb": "device memory (Device MOC/HBM memory size, MiB)",
-    "used_mb": "memory MindSpore may use (MindSpore Used memory size, MiB)",
-    "peak_used_mb": "peak memory without fragments (MiB)",
-    "peak_actual_mb": "peak memory with fragments (MiB)",
-    "limit_mb": "the usable limit: max_device_memory from the config if given, else used_mb",
-    "stage": "pipeline stage of the rank (0 when unknown)",
-    "silence_s": "seconds since the rank's log last grew (live view only; None in triage)",
-    "stall_after_s": "the stall threshold (msrunwatch --stall-after, 120 s by default)",
-    "caught_up": "every log was read to its end (always true in triage; false while the live "
-    "view catches up)",
-    "median_silence_s": "median silence_s over ranks (live view)",
-    "median_cadence_s": "median cadence_s over ranks with progress",
-    "ranks_recent": "ranks whose log grew within stall_after_s (live view)",
-    "silent_first_ranks": "list: when every running rank is silent, the ones that went quiet first",
-    "age_s": "seconds since the run's first line (live view only; None in triage)",
-    "cadence_s": "the rank's usual seconds between progress lines (None before two steps)",
-    "ranks": "ranks in the run",
-    "ranks_progressing": "ranks that got going (compiling, training or finished)",
-    "ranks_finished": "ranks that finished normally",
-    "median_compile_ms": "median compile_ms over ranks that compiled",
-    "min_compile_ms": "smallest compile_ms over ranks that compiled",
-    "max_compile_ms": "largest compile_ms over ranks that compiled",
-    "median_step": "median step over ranks with progress",
-    "max_step": "largest step over ranks with progress",
-    "median_peak_actual_mb": "median peak_actual_mb over ranks with a memory summary",
-    "stage_median_peak_actual_mb": "median peak_actual_mb over the ranks of the same stage",
-    "stage_max_peak_actual_mb": "largest peak_actual_mb over the ranks of the same stage",
-    "stage_min_peak_actual_mb": "smallest peak_actual_mb over the ranks of the same stage",
-    "stages": "number of pipeline stages (1 when unknown)",
-    "stage_medians_peak_actual_mb": "list: median peak_actual_mb of each stage",
-}
-"""Rank scope: one rank's state, with run and stage aggregates to compare it against."""
 
-RUN = {
-    "ranks": "ranks in the run (expected ones without a log included)",
-    "expected_ranks": "ranks the job expected (scheduler, RANK_SIZE or msrun's console)",
-    "registered": "ranks that registered with the scheduler",
-    "missing_ranks": "list: expected ranks that never registered with the scheduler",
-    "silent_ranks": "list: ranks with no fault of their own, not finished, while others timed "
-    "out (live: only those whose log has not grown for 10 s)",
-    "timed_out_ranks": "list: ranks whose only errors are timeouts",
-    "killed_ranks": "list: ranks msrun stopped after another rank failed",
-    "failed_ranks": "list: ranks that failed on their own",
-    "root_ranks": "list: the ranks of the root cause found from log lines and rank rules",
-    "has_cause": "a rank logged a fault of its own",
-    "cluster_init_failed": "some process reported that the cluster could not be built",
-    "stages": "number of pipeline stages (1 when unknown)",
-    "median_peak_actual_mb": "median peak_actual_mb over ranks with a memory summary",
-    "stage_medians_peak_actual_mb": "list: median peak_actual_mb of each stage",
-    "median_compile_ms": "median compile time over ranks that compiled (ms)",
-    "max_compile_ms": "largest compile time (ms)",
-    "min_compile_ms": "smallest compile time (ms)",
-    "caught_up": "every log was read to its end (false while the live view catches up)",
-    "stall_after_s": "the stall threshold (msrunwatch --stall-after, 120 s by default)",
-    "ranks_recent": "ranks whose log grew within stall_after_s (live view)",
-    "silent_first_ranks": "list: when every running rank is silent, the ones that went quiet first",
-    "median_silence_s": "median seconds since each rank's log last grew (live view)",
-    "median_cadence_s": "median seconds between progress lines over ranks with progress",
-}
+@dataclass
+class RankState:
+    """One rank's own state."""
+
+    rank: int = var("the rank number", 0)
+    status: str = var(
+        "starting, compiling, training, finished, failed, killed, timed-out, stalled, unknown",
+        "unknown",
+    )
+    lines: int = var("lines the rank's log(s) hold", 0)
+    exit_code: int | None = var(
+        "the worker's return code from msrun's console (negative: a signal), or None"
+    )
+    step: int | None = var("the last training step seen")
+    loss: float | None = var("the last loss seen")
+    step_time_ms: Number | None = var("the last per-step time seen (ms)")
+    cadence_s: Number | None = var(
+        "the rank's usual seconds between progress lines (None before two steps)"
+    )
+    compile_ms: Number | None = var("total graph compile time ([PROF]compile_graph, ms)")
+    compile_count: int = var("graphs compiled", 0)
+    compiling: bool = var("a compilation started and has not finished", False)
+    device_mb: Number | None = var("device memory (Device MOC/HBM memory size, MiB)")
+    used_mb: Number | None = var("memory MindSpore may use (MindSpore Used memory size, MiB)")
+    peak_used_mb: Number | None = var("peak memory without fragments (MiB)")
+    peak_actual_mb: Number | None = var("peak memory with fragments (MiB)")
+    limit_mb: Number | None = var(
+        "the usable limit: max_device_memory from the config if given, else used_mb"
+    )
+    stage: int = var("pipeline stage of the rank (0 when unknown)", 0)
+    estimate_used_mb: Number | None = var(
+        "given a config: the estimated peak (without fragments) of the rank's stage, MiB"
+    )
+    estimate_actual_mb: Number | None = var(
+        "given a config: the estimated peak with fragments of the rank's stage, MiB"
+    )
+    estimate_from: str | None = var("given a config: the config file the estimate comes from")
+    silence_s: Number | None = var(
+        "seconds since the rank's log last grew (live view only; None in triage)"
+    )
+    age_s: Number | None = var(
+        "seconds since the run's first line (live view only; None in triage)"
+    )
+    ranks: int = var("ranks in the run", 0)
+
+
+@dataclass
+class RunFigures:
+    """Figures over every rank with a log: rank rules compare a rank with them, run rules
+    read them directly."""
+
+    ranks_progressing: int = var("ranks that got going (compiling, training or finished)", 0)
+    ranks_finished: int = var("ranks that finished normally", 0)
+    median_compile_ms: Number | None = var("median compile_ms over ranks that compiled")
+    min_compile_ms: Number | None = var("smallest compile_ms over ranks that compiled")
+    max_compile_ms: Number | None = var("largest compile_ms over ranks that compiled")
+    median_step: Number | None = var("median step over ranks with progress")
+    max_step: Number | None = var("largest step over ranks with progress")
+    median_peak_actual_mb: Number | None = var(
+        "median peak_actual_mb over ranks with a memory summary"
+    )
+    stages: int = var("number of pipeline stages (1 when unknown)", 1)
+    stage_medians_peak_actual_mb: list[Number | None] = var(
+        "list: median peak_actual_mb of each stage", ()
+    )
+    stall_after_s: Number = var(
+        "the stall threshold (msrunwatch --stall-after, 120 s by default)", 120.0
+    )
+    caught_up: bool = var(
+        "every log was read to its end (always true in triage; false while the live view "
+        "catches up)",
+        True,
+    )
+    median_silence_s: Number | None = var("median silence_s over ranks (live view)")
+    median_cadence_s: Number | None = var("median cadence_s over ranks with progress")
+    ranks_recent: int = var("ranks whose log grew within stall_after_s (live view)", 0)
+    silent_first_ranks: list[int] = var(
+        "list: when every running rank is silent, the ones that went quiet first", ()
+    )
+
+
+@dataclass
+class StageFigures:
+    """Figures over the ranks of one pipeline stage."""
+
+    stage_median_peak_actual_mb: Number | None = var(
+        "median peak_actual_mb over the ranks of the same stage"
+    )
+    stage_max_peak_actual_mb: Number | None = var(
+        "largest peak_actual_mb over the ranks of the same stage"
+    )
+    stage_min_peak_actual_mb: Number | None = var(
+        "smallest peak_actual_mb over the ranks of the same stage"
+    )
+
+
+@dataclass
+class RunState:
+    """The run as a whole, after line and rank rules."""
+
+    ranks: int = var("ranks in the run (expected ones without a log included)", 0)
+    expected_ranks: int | None = var(
+        "ranks the job expected (scheduler, RANK_SIZE or msrun's console)"
+    )
+    registered: int = var("ranks that registered with the scheduler", 0)
+    missing_ranks: list[int] = var(
+        "list: expected ranks that never registered with the scheduler", ()
+    )
+    silent_ranks: list[int] = var(
+        "list: ranks with no fault of their own, not finished, while others timed out "
+        "(live: only those whose log has not grown for 10 s)",
+        (),
+    )
+    timed_out_ranks: list[int] = var("list: ranks whose only errors are timeouts", ())
+    killed_ranks: list[int] = var("list: ranks msrun stopped after another rank failed", ())
+    failed_ranks: list[int] = var("list: ranks that failed on their own", ())
+    root_ranks: list[int] = var(
+        "list: the ranks of the root cause found from log lines and rank rules", ()
+    )
+    has_cause: bool = var("a rank logged a fault of its own", False)
+    categories: list[str] = var("list: the categories of every finding from lines and ranks", ())
+
+
+def values(state: Any) -> dict[str, Any]:
+    """A variables dataclass as the mapping conditions read (shallow: lists stay lists)."""
+    return {f.name: getattr(state, f.name) for f in fields(state)}
+
+
+RANK = table(RankState, RunFigures, StageFigures)
+"""Rank scope: one rank's state, with run and stage figures to compare it against."""
+
+RUN = table(RunState, RunFigures)
 """Run scope: the run as a whole, after line and rank rules."""
+
+
+def _aliases() -> dict[str, dict[str, str]]:
+    text = resources.files("msrunwatch.schemas").joinpath("variable_aliases.json").read_text()
+    data: dict[str, dict[str, str]] = json.loads(text)["run"]
+    return data
+
+
+RUN_ALIASES = _aliases()
+"""Run variables kept for rules written before they were replaced: name -> {expr, doc}.
+The judge evaluates each expression over the run's variables (data, not Python)."""
+RUN.update({name: alias["doc"] for name, alias in RUN_ALIASES.items()})
 
 CONFIG = {
     # where the numbers come from

@@ -1,5 +1,6 @@
-"""The words rules speak: how bad a finding is, what it says about the rank, which ranks
-it blames, and the category vocabulary of the report."""
+"""The words rules speak: how bad a finding is, what it says about the rank (its role
+in the root cause and its effect on the rank's status), which ranks it blames, and the
+category vocabulary of the report."""
 
 from __future__ import annotations
 
@@ -37,6 +38,47 @@ class Blame(StrEnum):
     """Only the rank(s) that reported it first: runtime faults."""
     ALL = "all"
     """Every rank that reported it: deterministic configuration errors."""
+
+
+class Effect(StrEnum):
+    """What a finding does to the status of the rank it is about."""
+
+    FAIL = "fail"
+    """The rank failed on its own."""
+    KILL = "kill"
+    """The rank was stopped (by msrun, the cluster, or a signal from outside)."""
+    TIME_OUT = "time-out"
+    """The rank gave up waiting for others."""
+    STALL = "stall"
+    """The rank hangs: silent while others write."""
+    LOSE = "lose"
+    """The scheduler lost the rank (its heartbeat stopped)."""
+    LOSE_FIRST = "lose-first"
+    """The scheduler names the rank the first it lost."""
+    NONE = "none"
+    """No effect on the rank's status."""
+
+    @staticmethod
+    def default(role: Role, severity: Severity, line_scope: bool) -> Effect:
+        """A line rule's effect when it does not declare one; rank and run rules have none."""
+        if not line_scope:
+            return Effect.NONE
+        if role is Role.VICTIM:
+            return Effect.KILL
+        if severity is not Severity.ERROR:
+            return Effect.NONE
+        return Effect.FAIL if role is Role.CAUSE else Effect.TIME_OUT
+
+
+class Refers(StrEnum):
+    """What a capture naming another rank holds."""
+
+    NODE = "node"
+    """A scheduler node id: the rank it registered with (a numeric id is the rank itself)."""
+    PID = "pid"
+    """A worker's process id, as msrun reports it."""
+    RANK = "rank"
+    """A rank number."""
 
 
 CATEGORIES: tuple[str, ...] = (

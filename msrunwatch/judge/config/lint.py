@@ -2,17 +2,14 @@
 
 Each finding points at the config line that holds the value to change (the rule's `at`
 names the settings), so SARIF and GitHub annotations land on the YAML key or the script
-line. Given logs too, the config's pipeline stages and memory budget inform the triage,
-and each rank's observed peak is compared with the estimate for its stage.
+line.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from msrunwatch.judge.config.derive import derive
 from msrunwatch.judge.model import Finding, Occurrence, Report
@@ -20,13 +17,6 @@ from msrunwatch.read.config.model import Source, TrainingConfig
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import fingerprint, render
 from msrunwatch.rules.vocab import Severity
-
-if TYPE_CHECKING:
-    from msrunwatch.drivers.rulecases import Case
-
-
-class ConfigUnsupported(Exception):
-    """A config file that cannot be read as a training config (exit code 2)."""
 
 
 def _place(config: TrainingConfig, rule: Rule, env: dict[str, Any]) -> Source | None:
@@ -56,19 +46,8 @@ def _finding(config: TrainingConfig, rule: Rule, env: dict[str, Any]) -> Finding
     )
     role = "root-cause" if rule.severity is Severity.ERROR else "symptom"
     hint = render(rule.hint, env) if rule.hint else ""
-    return Finding(
-        rule.id,
-        rule.title,
-        rule.category,
-        rule.severity,
-        role,
-        message,
-        (),
-        (occ,),
-        1,
-        hint,
-        fingerprint(rule.id, f"{config.path}|{message}"),
-    )
+    key = fingerprint(rule.id, f"{config.path}|{message}")
+    return Finding.of(rule, role, message, (), (occ,), 1, key, hint=hint)
 
 
 def lint(
@@ -90,20 +69,6 @@ def lint(
     )
 
 
-def read_all(paths: Sequence[str], msrun: str | None = None) -> list[TrainingConfig]:
-    """Read configs (and an msrun command line, which fills in the launch settings)."""
-    from msrunwatch.read.config import ConfigError, read_config, read_msrun
-
-    try:
-        configs = [read_config(p) for p in paths]
-        if msrun:
-            launch = read_msrun(msrun)
-            configs = [c.merged(launch) for c in configs] or [launch]
-    except ConfigError as exc:
-        raise ConfigUnsupported(str(exc)) from None
-    return configs
-
-
 def config_report(paths: Sequence[str], findings: Sequence[Finding]) -> Report:
     """A report for configs alone: no ranks, the findings, failed when an error was found."""
     failed = any(f.severity is Severity.ERROR for f in findings)
@@ -116,46 +81,3 @@ def config_report(paths: Sequence[str], findings: Sequence[Finding]) -> Report:
         files=len(paths),
         bytes=sum(Path(p).stat().st_size for p in paths if Path(p).is_file()),
     )
-
-
-def lint_with_logs(
-    configs: Sequence[str], logs: Sequence[str], rules: Sequence[Rule], args: argparse.Namespace
-) -> Report:
-    """Lint configs; with logs too, triage them in the light of the config."""
-    parsed = read_all(configs, getattr(args, "msrun", None))
-    findings = lint(parsed, rules, getattr(args, "devices", None))
-    if not logs:
-        return config_report(configs, findings)
-    from msrunwatch.judge.config.observed import triage_with_config
-
-    report = triage_with_config(
-        logs, rules, parsed, getattr(args, "console", None) or (), getattr(args, "devices", None)
-    )
-    merged = tuple(sorted([*report.findings, *findings], key=lambda f: -f.severity.rank))
-    outcome = (
-        "failed"
-        if report.outcome == "failed" or any(f.severity is Severity.ERROR for f in findings)
-        else report.outcome
-    )
-    return replace(report, findings=merged, outcome=outcome, log_dirs=(*report.log_dirs, *configs))
-
-
-def case_runner(directory: Path, case: Case, rules: Sequence[Rule]) -> Report:
-    """Run a rule case whose input is a config (with optional --devices / --msrun args)."""
-    name = case.data.get("config_name", "config.yaml")
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--devices", type=int)
-    parser.add_argument("--msrun")
-    args = parser.parse_args(case.data.get("args", []))
-    path = str(directory / name)
-    findings = lint(read_all([path], args.msrun), rules, args.devices)
-    relative = [
-        replace(
-            f,
-            occurrences=tuple(
-                replace(o, file=Path(o.file).name if o.file else None) for o in f.occurrences
-            ),
-        )
-        for f in findings
-    ]
-    return config_report([path], relative)

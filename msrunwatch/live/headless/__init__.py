@@ -17,6 +17,7 @@ from msrunwatch.live.headless.events import SCHEMA
 from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, HOOK_WORKERS
 from msrunwatch.live.headless.loop import MIN_GAP_S, RUNNING, TICK_S, Headless
 from msrunwatch.live.headless.metrics import OUTCOMES, RunCollector
+from msrunwatch.live.headless.options import HeadlessOptions
 from msrunwatch.live.headless.signals import REPEAT_S
 
 __all__ = [
@@ -29,5 +30,6 @@ __all__ = [
     "SCHEMA",
     "TICK_S",
     "Headless",
+    "HeadlessOptions",
     "RunCollector",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import socket
@@ -19,6 +18,7 @@ from msrunwatch.judge.model import Report, Status
 from msrunwatch.live.headless.events import EventStream, PipeClosed, relabel_time
 from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, Hook
 from msrunwatch.live.headless.metrics import RunCollector, Snapshot, serve
+from msrunwatch.live.headless.options import HeadlessOptions
 from msrunwatch.live.headless.signals import StopSignals
 from msrunwatch.live.run import LiveRun, Update
 from msrunwatch.report import jsonout
@@ -37,17 +37,17 @@ class Headless:
     def __init__(
         self,
         live: LiveRun,
-        args: argparse.Namespace,
+        options: HeadlessOptions,
         out: TextIO | None = None,
         err: TextIO | None = None,
         tick_s: float = TICK_S,
         hook_timeout_s: float = HOOK_TIMEOUT_S,
     ) -> None:
-        self.live, self.args = live, args
+        self.live, self.options = live, options
         self.clock = live.clock
         self.tick_s = tick_s
         self.err = err or sys.stderr
-        self.exit_when_done = bool(getattr(args, "exit_when_done", False))
+        self.exit_when_done = options.exit_when_done
         self._given_out = out
         self.events = EventStream(self.clock, self.err)
         self._hook_timeout_s = hook_timeout_s
@@ -74,18 +74,18 @@ class Headless:
 
     def start(self) -> None:
         """Open the event stream, serve metrics and write the start event."""
-        from msrunwatch.commands.common import UsageError
+        from msrunwatch.core.errors import UsageError
 
         if self._started:
             return
         self._started = True
         watched = (*self.live.targets, *self.live.consoles)
-        events = getattr(self.args, "events", None)
+        events = self.options.events
         self.events.open(self._given_out, events, watched, UsageError)
-        port = getattr(self.args, "metrics_port", None)
+        port = self.options.metrics_port
         if port is not None:
             self._serve_metrics(port, UsageError)
-        command = getattr(self.args, "on_finding", None)
+        command = self.options.on_finding
         if command:
             self.hook = Hook(command, self.err, self._hook_timeout_s)
         self.events.emit(
@@ -95,13 +95,13 @@ class Headless:
             version=__version__,
             host=socket.gethostname(),
             pid=os.getpid(),
-            poll=bool(getattr(self.args, "poll", False)),
+            poll=self.options.poll,
             metrics=self.metrics_url,
         )
 
     def _serve_metrics(self, port: Any, usage_error: type[Exception]) -> None:
         """Serve --metrics-port on --metrics-addr; a port in use is a usage error."""
-        addr = getattr(self.args, "metrics_addr", None) or "0.0.0.0"
+        addr = self.options.metrics_addr
         try:
             self.server, self.metrics_url = serve(self.registry, addr, int(port))
         except OSError as exc:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from msrunwatch.read.config.common import ConfigError, TracedValue
+from msrunwatch.core.errors import ConfigError
+from msrunwatch.read.config.common import TracedValue
 from msrunwatch.read.config.mindformers import read_mindformers
 from msrunwatch.read.config.model import TrainingConfig
 from msrunwatch.read.config.msrun import read_msrun

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from msrunwatch.core.errors import ArithError
+
 TOKEN = re.compile(
     r"\s*(?:(0[xX][0-9a-fA-F]+|[0-9]+)|([A-Za-z_][A-Za-z0-9_]*)"
     r"|(\*\*|<<|>>|<=|>=|==|!=|&&|\|\||\+\+|--|[-+*/%()<>!~&^|?:=]))"
@@ -20,10 +22,6 @@ MASK = (1 << 64) - 1
 
 Lookup = Callable[[str], int]
 """Returns a variable's integer value, or raises ArithError saying why it has none."""
-
-
-class ArithError(Exception):
-    """An expression that cannot be evaluated; the message says why."""
 
 
 def _wrap(value: int) -> int:

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from msrunwatch.core.errors import ConfigError
 from msrunwatch.read.config.model import Source, Value
-
-
-class ConfigError(Exception):
-    """A config that cannot be read or parsed; the message is one line (`file:line: why`)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(re.sub(r"\s*[\r\n]+\s*", " ", message).strip())
 
 
 @dataclass(frozen=True, slots=True)

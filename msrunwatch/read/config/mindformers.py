@@ -14,8 +14,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from msrunwatch.core.yamlload import Path_, Positions, YamlError, load
-from msrunwatch.read.config.common import ConfigError, Doc, dtype_name
+from msrunwatch.core.errors import ConfigError, YamlError
+from msrunwatch.core.yamlload import Path_, Positions, load
+from msrunwatch.read.config.common import Doc, dtype_name
 from msrunwatch.read.config.model import TrainingConfig, Value
 from msrunwatch.read.config.swap import read_swap
 

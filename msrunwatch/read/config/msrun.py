@@ -12,7 +12,8 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from msrunwatch.read.config.common import ConfigError, Doc, TracedValue, parse_int
+from msrunwatch.core.errors import ConfigError
+from msrunwatch.read.config.common import Doc, TracedValue, parse_int
 from msrunwatch.read.config.megatron import is_option, read_args
 from msrunwatch.read.config.model import Source, TrainingConfig, Value
 from msrunwatch.read.config.shellexpand import Field

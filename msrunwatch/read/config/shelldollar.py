@@ -6,13 +6,13 @@ pattern operations) become `Opaque` parts that say why.
 
 from __future__ import annotations
 
+from msrunwatch.core.errors import ShellSyntaxError
 from msrunwatch.read.config.shellparts import (
     NAME,
     Arith,
     Opaque,
     Param,
     Part,
-    ShellSyntaxError,
     advance,
 )
 from msrunwatch.read.config.shellscan import Scanner, shorten

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from msrunwatch.read.config.arith import ArithError, evaluate
+from msrunwatch.core.errors import ArithError
+from msrunwatch.read.config.arith import evaluate
 from msrunwatch.read.config.shellwords import Arith, Lit, Opaque, Param, Part, Word, advance
 
 BLANKS = " \t\n"

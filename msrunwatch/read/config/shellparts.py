@@ -9,14 +9,6 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 
 
-class ShellSyntaxError(Exception):
-    """Text bash itself could not parse; `line` is 1-based."""
-
-    def __init__(self, message: str, line: int) -> None:
-        super().__init__(message)
-        self.line = line
-
-
 @dataclass(frozen=True, slots=True)
 class Lit:
     """Literal text on one line; `quoted` text is never split into words."""

@@ -6,12 +6,12 @@ calls them.
 
 from __future__ import annotations
 
+from msrunwatch.core.errors import ShellSyntaxError
 from msrunwatch.read.config.shellparts import (
     ASSIGNMENT,
     Lit,
     Opaque,
     Part,
-    ShellSyntaxError,
     Word,
 )
 

@@ -10,6 +10,7 @@ splits the text into commands and re-exports what the other readers use.
 
 from __future__ import annotations
 
+from msrunwatch.core.errors import ShellSyntaxError
 from msrunwatch.read.config.shelldollar import PARAM_OPS, SPECIAL_PARAMS, SUBST, WordLexer
 from msrunwatch.read.config.shellparts import (
     ASSIGNMENT,
@@ -20,7 +21,6 @@ from msrunwatch.read.config.shellparts import (
     Opaque,
     Param,
     Part,
-    ShellSyntaxError,
     Word,
     advance,
 )

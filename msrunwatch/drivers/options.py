@@ -1,0 +1,17 @@
+"""Typed options the commands hand to the drivers (never an argparse namespace)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What the command line says about the job beyond its files."""
+
+    devices: int | None = None
+    """Card count, when the config does not say (`--devices`)."""
+    msrun: str | None = None
+    """The job's msrun command line (`--msrun`)."""
+    consoles: tuple[str, ...] = ()
+    """msrun's saved console output (`--console`)."""

@@ -1,0 +1,229 @@
+"""Rank- and run-scope rules: the variables they read, and firing them.
+
+The variables are the fields of `rules.variables` (RankState, RunFigures, StageFigures,
+RunState); this module only fills them in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import median
+from typing import Any
+
+from msrunwatch.judge.context import Context
+from msrunwatch.judge.model import Occurrence, Status
+from msrunwatch.judge.sightings import Sighting
+from msrunwatch.read.facts import Hit
+from msrunwatch.read.runstate import RankFacts, RunFacts
+from msrunwatch.rules.model import Rule, Scope
+from msrunwatch.rules.template import fingerprint, render
+from msrunwatch.rules.variables import RankState, RunFigures, StageFigures, values
+
+STARTED = (Status.COMPILING, Status.TRAINING, Status.FINISHED)
+RUNNING = ("starting", "compiling", "training")
+FIRST_SILENT_S = 5.0
+"""Ranks that went quiet within this many seconds of the first are named together."""
+
+
+@dataclass(frozen=True)
+class Synthetic:
+    """A run-scope finding: no single line states it."""
+
+    rule: Rule
+    ranks: tuple[int, ...]
+    message: str
+    occurrences: tuple[Occurrence, ...]
+
+
+def _nums(values: Sequence[Any]) -> list[float]:
+    return [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+
+
+def _med(values: Sequence[Any]) -> float | None:
+    nums = _nums(values)
+    return median(nums) if nums else None
+
+
+def silence_of(rank: RankFacts, ctx: Context) -> float | None:
+    """Seconds since any of the rank's files grew (live view only)."""
+    if ctx.quiet_s is None:
+        return None
+    values = [
+        ctx.quiet_s[(f.log_dir, f.path)] for f in rank.files if (f.log_dir, f.path) in ctx.quiet_s
+    ]
+    return min(values) if values else None
+
+
+def rank_silences(run: RunFacts, ctx: Context) -> dict[int, float] | None:
+    """silence_of for every rank that has one (live view); None in triage."""
+    if ctx.quiet_s is None:
+        return None
+    return {r.rank: s for r in run.ranks if (s := silence_of(r, ctx)) is not None}
+
+
+def _rank_state(rank: RankFacts, status: Status, ctx: Context) -> RankState:
+    memory = next((f.memory for f in rank.files if f.memory), None)
+    progress = next((f.progress for f in rank.files if f.progress), None)
+    c = rank.primary.compile
+    used = memory.used_mb if memory else None
+    estimate = ctx.estimate(rank.rank)
+    return RankState(
+        rank=rank.rank,
+        status=status.value,
+        lines=rank.lines,
+        exit_code=rank.exit_code,
+        step=progress.step if progress else None,
+        loss=progress.loss if progress else None,
+        step_time_ms=progress.step_time_ms if progress else None,
+        cadence_s=progress.cadence_s if progress else None,
+        compile_ms=c.total_ms if c.count else None,
+        compile_count=c.count,
+        compiling=c.in_progress,
+        device_mb=memory.device_mb if memory else None,
+        used_mb=used,
+        peak_used_mb=memory.peak_used_mb if memory else None,
+        peak_actual_mb=memory.peak_actual_mb if memory else None,
+        limit_mb=ctx.limit_mb if ctx.limit_mb is not None else used,
+        stage=ctx.stage(rank.rank),
+        estimate_used_mb=estimate.used_mb if estimate else None,
+        estimate_actual_mb=estimate.actual_mb if estimate else None,
+        estimate_from=ctx.estimate_from if estimate else None,
+        silence_s=silence_of(rank, ctx),
+    )
+
+
+def _figures(states: Sequence[RankState], ctx: Context) -> RunFigures:
+    compile_ms = _nums([s.compile_ms for s in states])
+    steps = _nums([s.step for s in states])
+    stages = max(ctx.stages, 1)
+    by_stage = [[s.peak_actual_mb for s in states if s.stage == k] for k in range(stages)]
+    started = {x.value for x in STARTED}
+    return RunFigures(
+        ranks_progressing=sum(1 for s in states if s.status in started),
+        ranks_finished=sum(1 for s in states if s.status == Status.FINISHED.value),
+        median_compile_ms=_med(compile_ms),
+        min_compile_ms=min(compile_ms) if compile_ms else None,
+        max_compile_ms=max(compile_ms) if compile_ms else None,
+        median_step=_med(steps),
+        max_step=max(steps) if steps else None,
+        median_peak_actual_mb=_med([s.peak_actual_mb for s in states]),
+        stages=stages,
+        stage_medians_peak_actual_mb=[_med(values) for values in by_stage],
+        stall_after_s=ctx.stall_after_s,
+        caught_up=ctx.caught_up,
+        median_silence_s=_med([s.silence_s for s in states]),
+        median_cadence_s=_med([s.cadence_s for s in states]),
+        ranks_recent=sum(
+            1 for s in states if s.silence_s is not None and s.silence_s < ctx.stall_after_s
+        ),
+        silent_first_ranks=_silent_first(states, ctx),
+    )
+
+
+def _silent_first(states: Sequence[RankState], ctx: Context) -> list[int]:
+    """When every running rank is silent, the ranks that went quiet first."""
+    running = [s for s in states if s.status in RUNNING and s.silence_s is not None]
+    silences = [s.silence_s for s in running if s.silence_s is not None]
+    if not silences or min(silences) < ctx.stall_after_s:
+        return []
+    longest = max(silences)
+    return sorted(
+        s.rank
+        for s in running
+        if s.silence_s is not None and longest - s.silence_s <= FIRST_SILENT_S
+    )
+
+
+def _stage(states: Sequence[RankState], stage: int) -> StageFigures:
+    peaks = _nums([s.peak_actual_mb for s in states if s.stage == stage])
+    return StageFigures(
+        stage_median_peak_actual_mb=median(peaks) if peaks else None,
+        stage_max_peak_actual_mb=max(peaks) if peaks else None,
+        stage_min_peak_actual_mb=min(peaks) if peaks else None,
+    )
+
+
+def run_figures(run: RunFacts, statuses: Mapping[int, Status], ctx: Context) -> RunFigures:
+    """Run-wide figures over every rank with a log, for run-scope rules."""
+    states = [_rank_state(r, statuses[r.rank], ctx) for r in run.ranks if r.rank in statuses]
+    return _figures(states, ctx)
+
+
+def rank_envs(
+    run: RunFacts, statuses: Mapping[int, Status], ctx: Context
+) -> list[tuple[RankFacts, dict[str, Any]]]:
+    """Each rank with the variables its rank-scope rules see."""
+    ranks = [r for r in run.ranks if r.rank in statuses]
+    states = [_rank_state(r, statuses[r.rank], ctx) for r in ranks]
+    shared = values(_figures(states, ctx))
+    stages = {k: values(_stage(states, k)) for k in {s.stage for s in states}}
+    starts = [t for r in run.ranks if (t := r.first_time) is not None]
+    age = ctx.now - min(starts) if ctx.now is not None and starts else None
+    out = []
+    for rank, state in zip(ranks, states, strict=True):
+        state.age_s, state.ranks = age, len(states)
+        out.append((rank, {**values(state), **shared, **stages[state.stage]}))
+    return out
+
+
+def _evidence(rank: RankFacts, kind: str) -> tuple[int | None, float | None, str]:
+    """(line, time, text) of the line a rank-scope finding points at."""
+    memory = next((f.memory for f in rank.files if f.memory), None)
+    progress = next((f.progress for f in rank.files if f.progress), None)
+    if kind == "memory" and memory is not None:
+        return memory.line, memory.time, "memory summary"
+    if kind == "progress" and progress is not None:
+        return progress.line, progress.time, "last progress line"
+    c = rank.primary.compile
+    if kind == "compile" and (c.end_line is not None or c.last_end is not None):
+        return c.end_line, c.last_end, "compile finished"
+    return (rank.primary.lines or None), rank.last_time, "last line"
+
+
+def rank_sightings(
+    rules: Sequence[Rule], run: RunFacts, statuses: Mapping[int, Status], ctx: Context
+) -> list[Sighting]:
+    """Fire every rank-scope rule on every rank."""
+    chosen = [r for r in rules if r.scope is Scope.RANK and r.when is not None]
+    if not chosen:
+        return []
+    return [
+        _rank_sighting(rule, rank, env)
+        for rank, env in rank_envs(run, statuses, ctx)
+        for rule in chosen
+        if rule.when is not None and rule.when.truth(env)
+    ]
+
+
+def _rank_sighting(rule: Rule, rank: RankFacts, env: Mapping[str, Any]) -> Sighting:
+    line, when, text = _evidence(rank, rule.evidence)
+    message = render(rule.message, env)
+    hit = Hit(rule.id, line or 0, 0, when, True, message, fingerprint(rule.id, message), (), text)
+    f = rank.primary
+    occ = Occurrence(rank.rank, f.log_dir, f.path, line, when, True, text, 1, message)
+    return Sighting(hit, rule, rank.rank, True, occ)
+
+
+def run_findings(rules: Sequence[Rule], run: RunFacts, env: Mapping[str, Any]) -> list[Synthetic]:
+    """Fire every run-scope rule once."""
+    found = []
+    for rule in rules:
+        if rule.scope is not Scope.RUN or rule.when is None or not rule.when.truth(env):
+            continue
+        listed = rule.ranks(env) if rule.ranks is not None else []
+        ranks = tuple(sorted({r for r in listed or [] if isinstance(r, int)}))
+        found.append(Synthetic(rule, ranks, render(rule.message, env), _occurrences(run, ranks)))
+    return found
+
+
+def _occurrences(run: RunFacts, ranks: Sequence[int]) -> tuple[Occurrence, ...]:
+    out = []
+    for number in ranks:
+        rank = run.rank(number)
+        if rank is None:
+            out.append(Occurrence(number, None, None, None, None, False, ""))
+            continue
+        f = rank.primary
+        out.append(Occurrence(number, f.log_dir, f.path, f.lines or None, f.last_time, True, ""))
+    return tuple(out)

@@ -1,0 +1,107 @@
+"""Attribute every hit to the rank it is about.
+
+A hit in a worker's own log is about that rank. A hit another process logged (the
+scheduler about a node, msrun about a worker's pid) is about the rank its rule's `subject`
+capture names. Hits with the same rule and fingerprint (the message with numbers masked)
+become one finding listing all their ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from msrunwatch.judge.model import Occurrence
+from msrunwatch.read.facts import FileFacts, Hit
+from msrunwatch.read.runstate import RunFacts
+from msrunwatch.rules.model import Rule
+from msrunwatch.rules.vocab import Refers
+
+INFINITY = float("inf")
+
+
+@dataclass(frozen=True, slots=True)
+class Sighting:
+    """A hit, the rank it is about and whether that rank logged it itself."""
+
+    hit: Hit
+    rule: Rule
+    rank: int | None
+    own: bool
+    """Logged by the rank itself (or msrun about its process), not by the scheduler."""
+    occurrence: Occurrence
+
+    @property
+    def sort_key(self) -> tuple[float, int, int]:
+        rank = self.rank if self.rank is not None else 1 << 30
+        return (self.hit.time if self.hit.time is not None else INFINITY, rank, self.hit.line)
+
+
+def _occurrence(facts: FileFacts, hit: Hit, rank: int | None) -> Occurrence:
+    return Occurrence(
+        rank=rank,
+        log_dir=facts.log_dir,
+        file=facts.path,
+        line=hit.line,
+        time=hit.time,
+        time_exact=hit.time_exact,
+        text=hit.text,
+        count=hit.count,
+        message=hit.message,
+    )
+
+
+class Subjects:
+    """Resolves a subject capture (node id, pid or rank number) to a rank."""
+
+    def __init__(self, run: RunFacts) -> None:
+        self._by = {
+            Refers.PID: {str(r.pid): r.rank for r in run.ranks if r.pid is not None},
+            Refers.NODE: {g.node: g.rank for g in run.registrations},
+        }
+
+    def rank(self, rule: Rule | None, value: str | None) -> int | None:
+        """The rank a hit is about, or None when its subject names no rank we know."""
+        if rule is None or rule.subject is None or value is None:
+            return None
+        refers = rule.subject.refers
+        known = self._by.get(refers, {}).get(value)
+        if known is not None:
+            return known
+        # MindSpore sets rank ids from numeric node ids ("Rank ids are already set by numeric
+        # node ids"), so an unregistered numeric node id is the rank; a pid is never a rank.
+        if refers is not Refers.PID and value.isdigit():
+            return int(value)
+        return None
+
+
+def sightings(run: RunFacts, rules: Mapping[str, Rule]) -> list[Sighting]:
+    """Every hit of the run, attributed, earliest first."""
+    subjects = Subjects(run)
+    found: list[Sighting] = []
+
+    def add(facts: FileFacts, hit: Hit, rank: int | None, own: bool) -> None:
+        rule = rules.get(hit.rule)
+        if rule is not None:
+            found.append(Sighting(hit, rule, rank, own, _occurrence(facts, hit, rank)))
+
+    for rank in run.ranks:
+        for facts, hit in rank.hits:
+            add(facts, hit, rank.rank, True)
+    for facts in run.schedulers:
+        for hit in facts.hits:
+            add(facts, hit, subjects.rank(rules.get(hit.rule), hit.subject), False)
+    for facts in run.consoles:
+        for hit in facts.hits:
+            subject = subjects.rank(rules.get(hit.rule), hit.subject)
+            add(facts, hit, subject, subject is not None)
+    found.sort(key=lambda s: s.sort_key)
+    return found
+
+
+def group(found: list[Sighting]) -> dict[tuple[str, str], list[Sighting]]:
+    """Sightings by (rule, fingerprint), in order of first appearance."""
+    groups: dict[tuple[str, str], list[Sighting]] = {}
+    for s in found:
+        groups.setdefault((s.hit.rule, s.hit.fingerprint), []).append(s)
+    return groups

@@ -1,0 +1,23 @@
+"""What the headless mode is asked to do, as the command line gave it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HeadlessOptions:
+    """Typed options of `watch --headless`."""
+
+    events: str | None = None
+    """Write the JSON lines here (default: stdout)."""
+    metrics_port: int | None = None
+    """Serve Prometheus metrics on this port."""
+    metrics_addr: str = "0.0.0.0"
+    """Address of the metrics server."""
+    on_finding: str | None = None
+    """Shell command run for each new error finding."""
+    exit_when_done: bool = False
+    """Exit with triage's code once every rank ended."""
+    poll: bool = False
+    """Files are polled rather than watched (reported in the start event)."""
