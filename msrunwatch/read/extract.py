@@ -155,22 +155,26 @@ class Extractor:
         if self.role is FileRole.SCHEDULER:
             self._scheduler(msg)
             return
-        if "rank id: " in msg and (m := P.NODE_RANK.search(msg)):
+        if m := P.NODE_RANK.search(msg):
             self._rank_from_log, self._node_id = int(m["rank"]), m["node"]
-        elif "RANK_ID: " in msg and (m := P.SIM_RANK.search(msg)):
+        elif m := P.SIM_RANK.search(msg):
             self._rank_from_log = int(m["rank"])
             self._world_size, self._sim_level = int(m["size"]), int(m["level"])
-        elif "compiling" in msg or "[PROF]" in msg:
+        elif (
+            P.COMPILE_START.could_match(msg)
+            or P.COMPILE_FINISH.could_match(msg)
+            or P.PROF_STAGE.could_match(msg)
+        ):
             self._compile.glog_line(msg, when, lineno)
-        elif "deinitialize success" in msg and P.TEARDOWN.search(msg):
+        elif P.TEARDOWN.search(msg):
             self._finished_line = lineno
 
     def _scheduler(self, msg: str) -> None:
-        if "registered successfully" in msg and (m := P.REGISTERED.search(msg)):
+        if m := P.REGISTERED.search(msg):
             self._registrations[m["node"]] = Registration(
                 m["node"], int(m["rank"]), m["host"], int(m["expected"])
             )
-        elif "has unregistered" in msg and (m := P.UNREGISTERED.search(msg)):
+        elif m := P.UNREGISTERED.search(msg):
             self._unregistered.append(m["node"])
 
     def _plain(self, text: str, lineno: int, around: Around) -> None:
@@ -178,21 +182,21 @@ class Extractor:
         if text.startswith("[PROF]"):
             self._compile.bare_line(text, self.date(), lineno)
         elif self._memory.feed(text, lineno, self.date):
-            if "deinitialize success" in text:
+            if P.TEARDOWN.search(text):
                 self._finished_line = lineno
             elif lineno != self._last_line + 1 and P.TEARDOWN.search(around.previous_line()):
                 self._finished_line = lineno - 1  # the summary's INFO header was skipped
         elif self._progress.feed(text, lineno, self.date):
             self._note_activity(self._progress.progress.time if self._progress.progress else None)
-        elif "datetime: " in text and (m := P.MEGATRON_STAMP.search(text)):
+        elif m := P.MEGATRON_STAMP.search(text):
             self._note_activity(parse_iso(m["ts"]))
             if m["what"] == "before the start of training step":
                 self._training_started = True
             elif m["what"] == "after training is done":
                 self._finished_line = lineno
-        elif "pipeline stages: " in text and (m := P.PIPELINE_STAGES.search(text)):
+        elif m := P.PIPELINE_STAGES.search(text):
             self._pipeline_stages = int(m["stages"])
-        elif ("finish" in text or "raining" in text) and P.FINISHED.search(text):
+        elif P.FINISHED.search(text):
             self._finished_line = lineno
 
     def _msrun(self, text: str, header: object, lineno: int, offset: int) -> None:

@@ -8,36 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from msrunwatch.read import patterns as P
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.prefilter import required_literals
 
-EXTRACTION_MARKERS = (
-    "[ERROR]",
-    "[CRITICAL]",
-    "Traceback (most recent call last)",
-    "[PROF]",
-    "Start compiling, phase",
-    "Finish compiling",
-    "memory size:",
-    "peak memory usage",
-    "memory base address",
-    "rank id: ",
-    "RANK_ID: ",
-    "loss is",
-    "per step time",
-    "Epoch:[",
-    "iteration ",
-    "registered successfully",
-    "has unregistered",
-    "exit with exception",
-    "deinitialize success",
-)
-"""What the extraction reads besides the rules: compile, memory, progress, identity."""
+FAULT_MARKERS = ("[ERROR]", "[CRITICAL]", "Traceback (most recent call last)")
+"""What a person greps for faults besides the rules' own literals."""
+
+
+def extraction_markers() -> list[str]:
+    """What the extraction reads besides the rules (compile, memory, progress, identity):
+    the literals of the structural shapes, as their pre-checks use them."""
+    found = {literal for _, shape in P.shapes() for literal in shape.needs}
+    return sorted(found)
 
 
 def grep_markers(rules: Sequence[Rule]) -> list[str]:
     """Every fixed string whose presence makes a line interesting to triage."""
-    markers = set(EXTRACTION_MARKERS)
+    markers = {*FAULT_MARKERS, *extraction_markers()}
     for rule in rules:
         if rule.scope is not Scope.LINE or rule.match is None:
             continue

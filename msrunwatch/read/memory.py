@@ -42,7 +42,7 @@ class MemoryBlock:
             return False
         m = P.MEMORY_LINE.match(text)
         if m is None:
-            return "deinitialize success" in text
+            return P.TEARDOWN.could_match(text)
         name = P.MEMORY_FIELDS[m["key"]]
         if name == "device_mb" and self._fields:
             self.close()

@@ -1,13 +1,55 @@
-"""The line shapes msrunwatch extracts state from, compiled once.
+"""The line shapes msrunwatch extracts state from, compiled once: one table.
 
 Fault messages are not here: which line is which fault is data, in the YAML rules.
 These patterns find structure (GLOG headers, the memory block, compile and progress
 markers, rank identity, msrun's own lines) and run on already-filtered lines.
+
+Each `Shape` carries the literal(s) every match of its regex must contain, derived from
+the regex itself (the rule prefilter's analysis), and tests it before running the
+regex: a pre-check can never drift from its pattern.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+
+from msrunwatch.rules.prefilter import required_literals
+
+
+class Shape:
+    """A structural pattern guarded by the literal(s) its matches cannot lack."""
+
+    __slots__ = ("_one", "ignore_case", "needs", "regex")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.regex = re.compile(pattern, flags)
+        found = required_literals(pattern if not flags & re.I else f"(?i){pattern}")
+        if found is None:
+            raise ValueError(f"no literal every match of {pattern!r} contains")
+        self.needs, self.ignore_case = found
+        self._one = self.needs[0] if len(self.needs) == 1 and not self.ignore_case else None
+
+    def could_match(self, text: str) -> bool:
+        """False when the text lacks every literal a match needs (most lines)."""
+        if self._one is not None:
+            return self._one in text
+        haystack = text.lower() if self.ignore_case else text
+        return any(literal in haystack for literal in self.needs)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.regex.search(text) if self.could_match(text) else None
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.regex.match(text) if self.could_match(text) else None
+
+
+def shapes() -> Iterator[tuple[str, Shape]]:
+    """Every shape of this module, by name (for tests and the grep markers)."""
+    for name, value in globals().items():
+        if isinstance(value, Shape):
+            yield name, value
+
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -40,7 +82,7 @@ HEADER_START = re.compile(rb"\n\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] [A
 
 # Memory summary block (un-prefixed lines after `... deinitialize success, statistics:`
 # or `Memory Statistic:`). Values are MiB with an `M` suffix; the oldest form is bytes.
-MEMORY_LINE = re.compile(
+MEMORY_LINE = Shape(
     r"(?:\[MS_RUNTIME_PROF\])?(?P<key>Device (?:MOC|HBM) memory size"
     r"|MindSpore Used memory size"
     r"|MindSpore memory base address"
@@ -56,67 +98,65 @@ MEMORY_FIELDS = {
     "Used peak memory usage (without fragments)": "peak_used_mb",
     "Actual peak memory usage (with fragments)": "peak_actual_mb",
 }
-TEARDOWN = re.compile(r"Memory Adapter deinitialize success")
+TEARDOWN = Shape(r"Memory Adapter deinitialize success")
 
 # Compile markers.
-COMPILE_START = re.compile(r"Start compiling, phase: (?P<phase>\S+)")
-COMPILE_FINISH = re.compile(r"CompileInner\] Finish compiling|^Finish compiling\.")
-PROF_STAGE = re.compile(r"\[PROF\](?P<stage>[A-Za-z_][A-Za-z0-9_]*) costs (?P<ms>[0-9.]+) msec")
+COMPILE_START = Shape(r"Start compiling, phase: (?P<phase>\S+)")
+COMPILE_FINISH = Shape(r"CompileInner\] Finish compiling|^Finish compiling\.")
+PROF_STAGE = Shape(r"\[PROF\](?P<stage>[A-Za-z_][A-Za-z0-9_]*) costs (?P<ms>[0-9.]+) msec")
 
 # Rank identity.
-NODE_RANK = re.compile(r"This node (?P<node>\S+) rank id: (?P<rank>\d+)")
-SIM_RANK = re.compile(
+NODE_RANK = Shape(r"This node (?P<node>\S+) rank id: (?P<rank>\d+)")
+SIM_RANK = Shape(
     r"simulation mode with level (?P<level>\d+)\. Process's RANK_ID: (?P<rank>\d+), "
     r"RANK_SIZE: (?P<size>\d+)"
 )
 
 # Scheduler.
-REGISTERED = re.compile(
+REGISTERED = Shape(
     r"The new node: (?P<node>\S+?)\(role: MS_WORKER\), rank id: (?P<rank>\d+), "
     r"device id: \d+, hostname: (?P<host>[^,]*), ip: \S+ is registered successfully\. "
     r"Currently registered node number: \d+, expected node number: (?P<expected>\d+)"
 )
-UNREGISTERED = re.compile(r"Node (?P<node>\S+) has unregistered\.")
+UNREGISTERED = Shape(r"Node (?P<node>\S+) has unregistered\.")
 
 # msrun's own lines (console, or msrun's GLOG file).
 MSRUN_SOURCE = "mindspore/parallel/cluster/"
-WORKER_START = re.compile(
+WORKER_START = Shape(
     r"Start worker process with rank id:(?P<rank>\d+|None), log file:(?P<file>.*?)\. "
 )
-SCHEDULER_START = re.compile(r"Start scheduler process, log file:")
-WORKER_EXIT = re.compile(
+SCHEDULER_START = Shape(r"Start scheduler process, log file:")
+WORKER_EXIT = Shape(
     r"Worker process (?P<pid>\d+) exit with exception\.(?: Error code: (?P<code>-?\d+)\.)?"
 )
-KILL_ALL = re.compile(r"There's worker exits with exception, kill all other workers")
-ALL_OK = re.compile(r"All workers successfully exit")
+KILL_ALL = Shape(r"There's worker exits with exception, kill all other workers")
+ALL_OK = Shape(r"All workers successfully exit")
 
 # Training progress, most specific first.
-LOSS_MONITOR = re.compile(r"epoch: (?P<epoch>\d+),? step: (?P<step>\d+), loss is (?P<loss>\S+)")
-TIME_MONITOR = re.compile(r"epoch time: [0-9.]+ ms, per step time: (?P<step_ms>[0-9.]+) ms")
-MINDFORMERS = re.compile(
+LOSS_MONITOR = Shape(r"epoch: (?P<epoch>\d+),? step: (?P<step>\d+), loss is (?P<loss>\S+)")
+TIME_MONITOR = Shape(r"epoch time: [0-9.]+ ms, per step time: (?P<step_ms>[0-9.]+) ms")
+MINDFORMERS = Shape(
     r"\{ ?Epoch:\[\s*(?P<epoch>\d+)/\s*\d+\], step:\[\s*(?P<step>\d+)/\s*(?P<steps>\d+)\], "
     r"loss:\s*\[?(?P<loss>[-+0-9.eE]+|nan|inf)"
     r"(?:.*?per_step_time: (?P<step_ms>[0-9.]+)ms)?"
 )
-MEGATRON = re.compile(
+MEGATRON = Shape(
     r"iteration\s+(?P<step>\d+)/\s*\d+ \|"
     r"(?:.*?elapsed time per iteration \(ms\): (?P<step_ms>[0-9.]+))?"
     r"(?:.*? lm loss: (?P<loss>[-+0-9.eE]+|nan|inf))?"
 )
-GENERIC_STEP = re.compile(
+GENERIC_STEP = Shape(
     r"\bstep[=:]\s*(?P<step>\d+)\b.*?\bloss[=:]\s*(?P<loss>[-+]?[0-9.]+(?:[eE][-+]?\d+)?|nan|inf)",
     re.IGNORECASE,
 )
-MEGATRON_STAMP = re.compile(
-    r"\[(?P<what>[^\]]+)\] datetime: (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)"
-)
+MEGATRON_STAMP = Shape(r"\[(?P<what>[^\]]+)\] datetime: (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
 """Megatron print_datetime: `[before the start of training step] datetime: 2025-08-01 07:17:08`."""
-PIPELINE_STAGES = re.compile(r"pipeline stages: (?P<stages>\d+) > 1")
+PIPELINE_STAGES = Shape(r"pipeline stages: (?P<stages>\d+) > 1")
 """MindFormers: `pipeline stages: 2 > 1, the loss on the last card is valid.`"""
 ISO_PREFIX = re.compile(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
 
 # A process that ended normally says so in one of these (besides the scheduler and msrun).
-FINISHED = re.compile(
+FINISHED = Shape(
     r"(?:^\[[\w.-]+\].*\bfinished\s*$"
     r"|\b[Tt]raining (?:is )?(?:finished|completed|complete|done|over)\b"
     r"|Training Over"

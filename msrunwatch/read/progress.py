@@ -42,7 +42,7 @@ class CompileTracker:
             self._started += 1
             if self._first_start is None:
                 self._first_start = when
-        elif "Finish compiling" in msg:
+        elif P.COMPILE_FINISH.search(msg):
             self._finished += 1
             self._last_end, self._end_line = when, lineno
         elif m := P.PROF_STAGE.search(msg):
@@ -139,26 +139,24 @@ class ProgressTracker:
 
     def feed(self, text: str, lineno: int, when: Callable[[], float | None]) -> bool:
         """Take a progress line (`when` dates it, lazily); True when the line was one."""
-        if "loss is" in text and (m := P.LOSS_MONITOR.search(text)):
+        if m := P.LOSS_MONITOR.search(text):
             epoch, step = int(m["epoch"]), int(m["step"])
             self._record(self._global(epoch, step), epoch, _loss(m["loss"]), None, lineno, when())
-        elif "per step time" in text and (m := P.TIME_MONITOR.search(text)):
+        elif m := P.TIME_MONITOR.search(text):
             if self._latest is not None:
                 self._latest = replace(self._latest, step_time_ms=float(m["step_ms"]))
-        elif "Epoch:[" in text and (m := P.MINDFORMERS.search(text)):
+        elif m := P.MINDFORMERS.search(text):
             epoch, step, steps = int(m["epoch"]), int(m["step"]), int(m["steps"])
             step_ms = float(m["step_ms"]) if m["step_ms"] else None
             stamp = parse_iso(text[:32]) or when()
             self._record(
                 (epoch - 1) * steps + step, epoch, _loss(m["loss"]), step_ms, lineno, stamp
             )
-        elif "iteration" in text and (m := P.MEGATRON.search(text)):
+        elif m := P.MEGATRON.search(text):
             step_ms = float(m["step_ms"]) if m["step_ms"] else None
             stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else None
             self._record(int(m["step"]), None, _loss(m["loss"]), step_ms, lineno, stamp or when())
-        elif ("step" in text or "STEP" in text or "Step" in text) and (
-            m := P.GENERIC_STEP.search(text)
-        ):
+        elif m := P.GENERIC_STEP.search(text):
             self._record(int(m["step"]), None, _loss(m["loss"]), None, lineno, when())
         else:
             return False
