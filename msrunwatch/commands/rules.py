@@ -1,26 +1,45 @@
-"""`msrunwatch rules list|check|vars`: read, validate and test rules."""
+"""`msrunwatch rules list|show|check|vars`: read, explain, validate and test rules."""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from pathlib import Path
 from typing import Any
 
 from msrunwatch.commands.common import rule_options, rules_of, write
+from msrunwatch.core.errors import UsageError
 from msrunwatch.core.exit_codes import ExitCode
 
 
 def cmd_rules_list(args: argparse.Namespace) -> int:
-    """Print id, category, severity and title of every rule."""
-    rules = sorted(rules_of(args), key=lambda r: (r.scope.value != "line", r.category, r.id))
-    width = max((len(r.id) for r in rules), default=10)
-    lines = [f"{'ID'.ljust(width)}  {'SCOPE':6}{'CATEGORY':24}{'SEVERITY':9}TITLE"]
-    lines += [
-        f"{r.id.ljust(width)}  {r.scope.value:6}{r.category:24}{r.severity.value:9}{r.title}"
-        for r in rules
-    ]
-    write("\n".join(lines) + "\n", None)
+    """Print id, scope, category, severity and title of every rule (or the Markdown index)."""
+    from msrunwatch.report import ruledoc
+    from msrunwatch.rules.loader import builtin_rules_dir
+
+    rules = [r for r in rules_of(args) if not args.scope or r.scope.value in args.scope]
+    if args.format == "markdown":
+        write(ruledoc.markdown_index(rules, builtin_rules_dir().resolve()), args.output)
+    else:
+        write(ruledoc.table(rules), args.output)
+    return ExitCode.OK
+
+
+def cmd_rules_show(args: argparse.Namespace) -> int:
+    """Print one rule's doc, hint, references and cases (by id or former id)."""
+    from msrunwatch.drivers.rulecases import cases_file, load_cases
+    from msrunwatch.report import ruledoc
+
+    rules = rules_of(args)
+    rule = next((r for r in rules if args.id in (r.id, *r.aliases)), None)
+    if rule is None:
+        close = difflib.get_close_matches(args.id, [r.id for r in rules], n=3)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise UsageError(f"no rule {args.id!r}{hint}")
+    path = cases_file(rule)
+    cases = [(c.name, c.fires) for c in load_cases(path)] if path.exists() else []
+    write(ruledoc.page(rule, cases), None)
     return ExitCode.OK
 
 
@@ -75,9 +94,28 @@ def add(sub: Any) -> None:
     """Register the subcommand."""
     p = sub.add_parser("rules", help="list, explain and test rules")
     rules_sub = p.add_subparsers(dest="rules_command", metavar="COMMAND")
-    listing = rules_sub.add_parser("list", help="id, category, severity and title of every rule")
+    listing = rules_sub.add_parser(
+        "list", help="id, scope, category, severity and title of every rule"
+    )
+    listing.add_argument(
+        "--scope",
+        action="append",
+        choices=("line", "rank", "run", "config"),
+        help="only rules of this scope (repeatable)",
+    )
+    listing.add_argument(
+        "--format",
+        choices=("text", "markdown"),
+        default="text",
+        help="text: an aligned table; markdown: the index in docs/rules.md",
+    )
+    listing.add_argument("--output", "-o", metavar="FILE", help="write it here")
     rule_options(listing)
     listing.set_defaults(handler=cmd_rules_list)
+    show = rules_sub.add_parser("show", help="one rule's doc, hint, references and cases")
+    show.add_argument("id", metavar="ID", help="rule id (or a former id)")
+    rule_options(show)
+    show.set_defaults(handler=cmd_rules_show)
     check = rules_sub.add_parser("check", help="validate rule files and run their cases")
     check.add_argument(
         "paths",

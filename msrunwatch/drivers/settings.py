@@ -139,13 +139,22 @@ def _split(values: Iterable[str]) -> list[str]:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
 
+def _names(rule: Rule) -> tuple[str, ...]:
+    """What settings may call a rule: its id, its former ids, its category."""
+    return (rule.id, *rule.aliases, rule.category)
+
+
 def _named(rule: Rule, names: Sequence[str]) -> bool:
-    return rule.id in names or rule.category in names
+    return any(name in names for name in _names(rule))
+
+
+def _severity(rule: Rule, settings: Settings) -> Severity | None:
+    return next((settings.severity[n] for n in _names(rule) if n in settings.severity), None)
 
 
 def apply(rules: Sequence[Rule], settings: Settings) -> list[Rule]:
     """The rules that run: selected, not ignored, with severities overridden."""
-    known = {r.id for r in rules} | {r.category for r in rules}
+    known = {name for r in rules for name in _names(r)}
     for name in (*settings.select, *settings.ignore, *settings.severity):
         if name not in known:
             raise SettingsError(f"unknown rule id or category {name!r}")
@@ -153,7 +162,7 @@ def apply(rules: Sequence[Rule], settings: Settings) -> list[Rule]:
     chosen = [r for r in chosen if not _named(r, settings.ignore)]
     out = []
     for rule in chosen:
-        level = settings.severity.get(rule.id) or settings.severity.get(rule.category)
+        level = _severity(rule, settings)
         out.append(replace(rule, severity=level) if level else rule)
     return out
 

@@ -45,14 +45,16 @@ def builtin_rules_dir() -> Path:
 
 
 def rule_files(paths: Iterable[Path]) -> list[Path]:
-    """Rule files under the given files or directories, cases files excluded."""
+    """Rule files under the given files or directories (and their subdirectories, so a pack
+    can be grouped by domain), cases files excluded, in path order."""
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
             found.extend(
                 p
-                for p in sorted(path.glob("*.yaml"))
-                if not p.name.endswith(CASES_SUFFIX) and not p.name.startswith(".")
+                for p in sorted(path.rglob("*.yaml"))
+                if not p.name.endswith(CASES_SUFFIX)
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
         elif path.exists():
             found.append(path)
