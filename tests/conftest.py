@@ -1,9 +1,6 @@
-"""Shared fixtures: the repository's paths, the built-in rules, a scanner factory."""
+"""Shared fixtures: the built-in rules, a matcher, a scanner factory (paths: tests/support.py)."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -12,9 +9,7 @@ from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.model import Rule
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures"
+from tests.support import ScanText
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -33,9 +28,6 @@ def rules() -> list[Rule]:
 @pytest.fixture(scope="session")
 def matcher(rules: list[Rule]) -> LineMatcher:
     return LineMatcher(rules)
-
-
-ScanText = Callable[..., FileFacts]
 
 
 @pytest.fixture

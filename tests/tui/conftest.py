@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from tui_scenarios import ROOT
+
+from tests.tui.tui_scenarios import ROOT
 
 
 @pytest.fixture(autouse=True)

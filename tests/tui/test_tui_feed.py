@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from textual.message import Message
-from tui_scenarios import fixture_report, healthy_copy, oom_line_for, snapshot
 
 from msrunwatch.judge.model import Status
 from msrunwatch.live.run import LiveRun
@@ -18,6 +17,7 @@ from msrunwatch.rules.loader import load_rules
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.feed import LiveFeed, Post, messages
 from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+from tests.tui.tui_scenarios import fixture_report, healthy_copy, oom_line_for, snapshot
 
 
 async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:

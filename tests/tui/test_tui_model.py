@@ -6,12 +6,12 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from tui_scenarios import NOW, rank_report, synthetic
 
 from msrunwatch.judge.model import Status
 from msrunwatch.tui import cells
 from msrunwatch.tui.logtail import read_tail
 from msrunwatch.tui.rows import PROBLEMS, Rows, parse_ranks
+from tests.tui.tui_scenarios import NOW, rank_report, synthetic
 
 
 @pytest.mark.parametrize(

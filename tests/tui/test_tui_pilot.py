@@ -9,7 +9,14 @@ from __future__ import annotations
 import dataclasses
 
 from textual.widgets import Input, RichLog
-from tui_scenarios import (
+
+from msrunwatch.live.run import Update
+from msrunwatch.tui.app import MsrunwatchApp
+from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+from msrunwatch.tui.screens.help import HelpScreen
+from msrunwatch.tui.screens.rank_detail import RankDetail
+from msrunwatch.tui.widgets.rank_table import RankTable
+from tests.tui.tui_scenarios import (
     app,
     finding,
     fixture_report,
@@ -20,13 +27,6 @@ from tui_scenarios import (
     synthetic,
     with_stalled,
 )
-
-from msrunwatch.live.run import Update
-from msrunwatch.tui.app import MsrunwatchApp
-from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
-from msrunwatch.tui.screens.help import HelpScreen
-from msrunwatch.tui.screens.rank_detail import RankDetail
-from msrunwatch.tui.widgets.rank_table import RankTable
 
 SIZE = (160, 40)
 

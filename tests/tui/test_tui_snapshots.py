@@ -15,7 +15,11 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 from textual.widgets import Input
-from tui_scenarios import (
+
+from msrunwatch.judge.model import FirstError, Report, RootCause, Status
+from msrunwatch.live.run import LiveRun, Update
+from msrunwatch.rules.loader import load_rules
+from tests.tui.tui_scenarios import (
     NOW,
     app,
     finding,
@@ -26,10 +30,6 @@ from tui_scenarios import (
     synthetic,
     with_stalled,
 )
-
-from msrunwatch.judge.model import FirstError, Report, RootCause, Status
-from msrunwatch.live.run import LiveRun, Update
-from msrunwatch.rules.loader import load_rules
 
 SIZE = (160, 40)
 SnapCompare = Callable[..., bool]

@@ -27,10 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tui_scenarios import FIXTURES, fixture_report, healthy_copy, oom_line_for
-from vt_screen import Screen
 
 from msrunwatch.tui.widgets.findings_panel import describe
+from tests.tui.tui_scenarios import FIXTURES, fixture_report, healthy_copy, oom_line_for
+from tests.tui.vt_screen import Screen
 
 WIDTH, HEIGHT = 160, 40
 TIMEOUT_S = 20.0

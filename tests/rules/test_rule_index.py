@@ -6,7 +6,7 @@ from __future__ import annotations
 from msrunwatch.report import ruledoc
 from msrunwatch.rules.loader import builtin_rules_dir
 from msrunwatch.rules.model import Rule
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 NOTES = ("shared reference", "anchors.md", "config-rules.md", "mindspore-logs.md", "real_logs/")
 """Project notes that do not ship with the repository: not a citation."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from msrunwatch.read import patterns as P
-from tests.conftest import FIXTURES
+from tests.support import FIXTURES
 
 LINES = sorted(
     {

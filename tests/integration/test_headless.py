@@ -27,7 +27,7 @@ from msrunwatch.live.headless import SCHEMA, Headless, HeadlessOptions
 from msrunwatch.live.run import LiveRun
 from msrunwatch.report import jsonout
 from msrunwatch.rules.model import Rule
-from tests.conftest import FIXTURES
+from tests.support import FIXTURES
 
 FAILING = "cpu_dp2_oom_alloc_failed"
 HEALTHY = "cpu_dp2_success_glog2"

@@ -9,7 +9,7 @@ import pytest
 from msrunwatch.cli import main
 from msrunwatch.core.errors import RuleError
 from msrunwatch.rules.loader import load_rule
-from tests.conftest import FIXTURES
+from tests.support import FIXTURES
 
 GOOD = """\
 id: my-rule

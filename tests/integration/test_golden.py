@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from msrunwatch.cli import main
-from tests.conftest import FIXTURES, ROOT
+from tests.support import FIXTURES, ROOT
 
 GOLDEN = Path(__file__).parent / "golden"
 SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "configs")

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from msrunwatch.cli import main
-from tests.conftest import FIXTURES, ROOT
+from tests.support import FIXTURES, ROOT
 
 SARIF_SCHEMA = json.loads((Path(__file__).parent / "schemas/sarif-schema-2.1.0.json").read_text())
 

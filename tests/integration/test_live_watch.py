@@ -30,7 +30,7 @@ from msrunwatch.live import observer
 from msrunwatch.live.headless import Headless, HeadlessOptions
 from msrunwatch.live.run import LiveRun
 from msrunwatch.rules.model import Rule
-from tests.conftest import FIXTURES
+from tests.support import FIXTURES
 
 HEALTHY = FIXTURES / "cpu_dp2_success_glog2" / "msrun_log"
 FAILING = FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log"

@@ -6,7 +6,7 @@ import pytest
 
 from msrunwatch.read.facts import FileRole
 from msrunwatch.read.timestamps import iso
-from tests.conftest import FIXTURES, ScanText
+from tests.support import FIXTURES, ScanText
 
 MEMORY_BLOCK = """\
 [WARNING] DEVICE(25230,7f01694aab80,python):2026-11-21-05:31:04.068.856 [mindspore/ccsrc/plugin/ascend/res_manager/mem_manager/ascend_memory_adapter.cc:271] DeInitialize] Ascend Memory Adapter deinitialize success, statistics:

@@ -35,10 +35,10 @@ from msrunwatch.rules import variables
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import check_template
 from msrunwatch.rules.vocab import Severity
-from tests.conftest import ROOT
+from tests.support import ROOT
 
 CONFIGS = "fixtures/configs"
-SARIF_SCHEMA = json.loads((ROOT / "tests/schemas/sarif-schema-2.1.0.json").read_text())
+SARIF_SCHEMA = json.loads((ROOT / "tests/integration/schemas/sarif-schema-2.1.0.json").read_text())
 SEED = f"{CONFIGS}/seed001_qwen25_7b_tp2_pp2.sh"
 SEED_RECOMPUTE = f"{CONFIGS}/seed001_qwen25_7b_tp2_pp2_recompute.sh"
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from msrunwatch.cli import main
-from tests.conftest import FIXTURES
+from tests.support import FIXTURES
 
 
 def triage_json(capsys: pytest.CaptureFixture[str], *targets: str) -> tuple[int, dict[str, Any]]:

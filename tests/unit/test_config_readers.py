@@ -17,7 +17,7 @@ from msrunwatch.read.config.arith import evaluate
 from msrunwatch.read.config.mindformers import memory_mb
 from msrunwatch.read.config.model import TrainingConfig
 from msrunwatch.rules.variables import CONFIG
-from tests.conftest import FIXTURES
+from tests.support import FIXTURES
 
 CONFIGS = FIXTURES / "configs"
 UPSTREAM_MARK = "# ---- upstream file follows ----\n"

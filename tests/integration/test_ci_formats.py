@@ -16,9 +16,9 @@ from msrunwatch.judge.model import Finding, Occurrence, Report
 from msrunwatch.report import github, gitlab, junit, sarif
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.vocab import Severity
-from tests.conftest import ROOT
+from tests.support import ROOT
 
-SCHEMA = json.loads((ROOT / "tests/schemas/sarif-schema-2.1.0.json").read_text())
+SCHEMA = json.loads((ROOT / "tests/integration/schemas/sarif-schema-2.1.0.json").read_text())
 OOM = "cpu_dp2_oom_alloc_failed"
 HEALTHY = "cpu_dp2_success_glog1"
 MISSING_NODE = "cpu_cluster_timeout_missing_node"

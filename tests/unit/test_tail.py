@@ -11,7 +11,7 @@ from msrunwatch.live.tail import Change, FileTail, Read
 from msrunwatch.read.facts import FileRole
 from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.matcher import LineMatcher
-from tests.conftest import FIXTURES
+from tests.support import FIXTURES
 
 WORKER = FIXTURES / "cpu_dp2_success_glog2" / "msrun_log" / "worker_0.log"
 

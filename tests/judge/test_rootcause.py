@@ -1,0 +1,56 @@
+"""Root-cause preferences, one row per rule of preference: an own cause first, ties and
+blame, then a run-level cause, the scheduler's word, and the earliest error."""
+
+from __future__ import annotations
+
+from msrunwatch.judge.conditions import Synthetic
+from msrunwatch.judge.rootcause import fallback, from_causes
+from msrunwatch.rules.model import Rule, Scope
+from msrunwatch.rules.vocab import Blame, Effect, Role, Severity
+from tests.judge.builders import rule, seen
+
+OOM = rule("oom")
+STRATEGY = rule("strategy", blame=Blame.ALL, category="strategy-mismatch")
+TIMEOUT = rule("timeout", role=Role.SYMPTOM, category="hccl-timeout")
+LOST = rule("lost", role=Role.SYMPTOM, effect=Effect.LOSE_FIRST, category="node-timeout")
+
+
+def test_the_earliest_own_cause_wins_over_earlier_symptoms() -> None:
+    found = [seen(TIMEOUT, 0, 1.0), seen(OOM, 1, 2.0), seen(OOM, 0, 3.0)]
+    cause = from_causes(found)
+    assert cause is not None and cause.ranks == (1,) and cause.rule == "oom"
+    assert "rank(s) 0 hit the same fault later" in cause.reason
+
+
+def test_faults_within_a_millisecond_name_every_rank() -> None:
+    cause = from_causes([seen(OOM, 2, 5.0), seen(OOM, 3, 5.0004), seen(OOM, 4, 6.0)])
+    assert cause is not None and cause.ranks == (2, 3)
+
+
+def test_blame_all_names_every_rank_that_reported_a_config_error() -> None:
+    cause = from_causes([seen(STRATEGY, r, 1.0 + r) for r in range(4)])
+    assert cause is not None and cause.ranks == (0, 1, 2, 3)
+
+
+def test_a_scheduler_line_is_never_an_own_cause() -> None:
+    assert from_causes([seen(OOM, 1, 1.0, own=False)]) is None
+
+
+def test_symptoms_only_fall_back_to_the_scheduler_then_the_earliest_error() -> None:
+    found = [seen(TIMEOUT, 0, 1.0), seen(LOST, 3, 2.0, own=False)]
+    named = fallback(found, [])
+    assert named is not None and named.ranks == (3,)
+    assert "the scheduler names it" in named.reason
+    earliest = fallback([seen(TIMEOUT, 0, 1.0), seen(TIMEOUT, 1, 1.5)], [])
+    assert earliest is not None and earliest.ranks == (0, 1) and "earliest error" in earliest.reason
+
+
+def test_a_run_level_cause_comes_before_the_scheduler() -> None:
+    silent = Rule("silent", "Ranks went silent", "stalled", Severity.ERROR, Scope.RUN, "m")
+    found = [seen(LOST, 3, 2.0, own=False)]
+    cause = fallback(found, [Synthetic(silent, (2,), "rank 2 silent", ())])
+    assert cause is not None and cause.ranks == (2,) and cause.file is None
+
+
+def test_nothing_wrong_means_no_cause() -> None:
+    assert from_causes([]) is None and fallback([], []) is None

@@ -1,0 +1,120 @@
+"""The status logic, one row per kind of evidence: what each declared effect, exit code
+and log ending makes of a rank, strongest evidence first."""
+
+from __future__ import annotations
+
+import pytest
+
+from msrunwatch.judge.model import Status
+from msrunwatch.judge.statuses import rank_status, rank_statuses, silent_ranks, with_stalls
+from msrunwatch.rules.vocab import Effect, Role, Severity
+from tests.judge.builders import rank, rule, run, seen
+
+OOM = rule("oom")
+SIGKILL = rule("sigkill", effect=Effect.KILL, category="worker-killed")
+KILLED_BY_MSRUN = rule("killed", role=Role.VICTIM, severity=Severity.WARNING)
+TIMEOUT = rule("timeout", role=Role.SYMPTOM, category="hccl-timeout")
+WARNING_CAUSE = rule("slow", severity=Severity.WARNING)
+STALL = rule("stalled", effect=Effect.STALL, category="stalled")
+
+ROWS = [
+    # (name, own sightings, rank kwargs, run_failed, lost_first, writing, status)
+    ("own fault fails it", [seen(OOM, 0, 1.0)], {}, True, False, False, Status.FAILED),
+    (
+        "a kill it suffered on its own",
+        [seen(SIGKILL, 0, 1.0)],
+        {},
+        True,
+        False,
+        False,
+        Status.KILLED,
+    ),
+    ("a victim finding", [seen(KILLED_BY_MSRUN, 0, 1.0)], {}, True, False, False, Status.KILLED),
+    (
+        "cause beats an earlier victim",
+        [seen(KILLED_BY_MSRUN, 0, 1.0), seen(OOM, 0, 2.0)],
+        {},
+        True,
+        False,
+        False,
+        Status.FAILED,
+    ),
+    ("timeout alone", [seen(TIMEOUT, 0, 1.0)], {}, True, False, False, Status.TIMED_OUT),
+    ("SIGKILL from msrun's console", [], {"exit_code": -9}, True, False, False, Status.KILLED),
+    ("SIGSEGV from msrun's console", [], {"exit_code": -11}, True, False, False, Status.FAILED),
+    (
+        "a signal beats its own timeout",
+        [seen(TIMEOUT, 0, 1.0)],
+        {"exit_code": -11},
+        True,
+        False,
+        False,
+        Status.FAILED,
+    ),
+    ("exit code 1", [], {"exit_code": 1}, True, False, False, Status.FAILED),
+    (
+        "a timeout beats exit code 1",
+        [seen(TIMEOUT, 0, 1.0)],
+        {"exit_code": 1},
+        True,
+        False,
+        False,
+        Status.TIMED_OUT,
+    ),
+    ("ended normally", [], {"finished_line": 9}, False, False, False, Status.FINISHED),
+    ("lost first by the scheduler", [], {}, True, True, False, Status.FAILED),
+    ("quiet after another failed", [], {}, True, False, False, Status.KILLED),
+    ("still writing after another failed", [], {}, True, False, True, Status.STARTING),
+    (
+        "a warning cause changes nothing",
+        [seen(WARNING_CAUSE, 0, 1.0)],
+        {},
+        False,
+        False,
+        False,
+        Status.STARTING,
+    ),
+    ("no line at all", [], {"lines": 0, "first_time": None}, False, False, False, Status.UNKNOWN),
+]
+
+
+@pytest.mark.parametrize(
+    ("own", "facts", "run_failed", "lost_first", "writing", "status"),
+    [row[1:] for row in ROWS],
+    ids=[row[0] for row in ROWS],
+)
+def test_rank_status(own, facts, run_failed, lost_first, writing, status) -> None:  # type: ignore[no-untyped-def]
+    r = rank(0, **facts)
+    got, reason = rank_status(r, own, run(r), run_failed, lost_first, writing)
+    assert got is status
+    assert reason or got in (Status.STARTING, Status.UNKNOWN)
+
+
+def test_the_scheduler_losing_a_rank_fails_the_run_and_names_the_first() -> None:
+    lost = rule("lost", role=Role.SYMPTOM, effect=Effect.LOSE_FIRST, category="node-timeout")
+    ranks = (rank(0), rank(1))
+    statuses = rank_statuses(run(*ranks), {}, [seen(lost, 1, 5.0, own=False)], None)
+    assert statuses[1][0] is Status.FAILED
+    assert statuses[0][0] is Status.KILLED
+
+
+def test_expected_ranks_without_a_log_are_unknown_or_finished() -> None:
+    r0 = rank(0, finished_line=3)
+    facts = run(r0, unregistered=frozenset({2}))
+    facts = type(facts)(**{**facts.__dict__, "expected_ranks": 3})
+    statuses = rank_statuses(facts, {}, [], None)
+    assert statuses[1][0] is Status.UNKNOWN and statuses[2][0] is Status.FINISHED
+
+
+def test_silent_ranks_are_the_quiet_ones_while_others_timed_out() -> None:
+    plain = {0: Status.TIMED_OUT, 1: Status.TRAINING, 2: Status.FINISHED}
+    assert silent_ranks(plain, None) == [1]
+    assert silent_ranks({0: Status.TRAINING}, None) == []
+    assert silent_ranks(plain, {1: 3.0}) == []  # live: still writing, about to time out
+
+
+def test_a_stall_effect_stalls_only_a_rank_that_has_not_ended() -> None:
+    statuses = {0: (Status.TRAINING, ""), 1: (Status.FAILED, "oom")}
+    own = {0: [seen(STALL, 0, 9.0)], 1: [seen(STALL, 1, 9.0)]}
+    out = with_stalls(statuses, own)
+    assert out[0][0] is Status.STALLED and out[1][0] is Status.FAILED
