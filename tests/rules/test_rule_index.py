@@ -27,3 +27,8 @@ def test_the_pack_is_grouped_in_folders(rules: list[Rule]) -> None:
 def test_ids_are_unique_across_folders() -> None:
     stems = [p.stem for p in builtin_rules_dir().rglob("*.yaml") if ".cases" not in p.name]
     assert len(stems) == len(set(stems))
+
+
+def test_every_rule_cites_an_upstream_source(rules: list[Rule]) -> None:
+    uncited = [r.id for r in rules if not any(not any(n in ref for n in NOTES) for ref in r.references)]
+    assert not uncited, uncited
