@@ -473,8 +473,8 @@ def print_result(r: Result, cmds: dict[str, Command], rg_missing: bool) -> None:
         f"GLOG_v={d.glog_v or '?'}, {d.nodes or 1} node dir(s)"
     )
     head = (
-        f"  {'tool':<11} {'wall s':>7} {'msrunwatch/':>11} {'CPU %':>6} {'peak RSS':>9} "
-        f"{'MiB/s':>6} {'lines':>9}  runs (s)"
+        f"  {'tool':<11} {'wall s':>7} {'msrunwatch/':>11} {'CPU s':>6} {'CPU %':>6} "
+        f"{'peak RSS':>9} {'MiB/s':>6} {'lines':>9}  runs (s)"
     )
     print(head)
     for tool in TOOLS:
@@ -486,7 +486,8 @@ def print_result(r: Result, cmds: dict[str, Command], rg_missing: bool) -> None:
         ratio = "" if tool == "msrunwatch" else f"{r.ratio(tool):.2f}x"
         lines = runs[-1].matches
         print(
-            f"  {tool:<11} {r.wall(tool):7.3f} {ratio:>11} {r.median(tool, 'cpu_pct'):6.0f} "
+            f"  {tool:<11} {r.wall(tool):7.3f} {ratio:>11} {r.median(tool, 'cpu_s'):6.2f} "
+            f"{r.median(tool, 'cpu_pct'):6.0f} "
             f"{r.peak(tool):6.0f} MiB {mib / r.wall(tool):6.0f} "
             f"{'' if lines is None else lines:>9}  {_runs(runs)}"
         )
@@ -551,7 +552,7 @@ def print_cold(runs: dict[str, list[Run]]) -> None:
 def markdown_table(results: list[Result], rg_missing: bool) -> str:
     head = (
         "| data | GLOG_v | node dirs | files | MiB | tool | wall s | msrunwatch / tool "
-        "| CPU % | peak RSS MiB | MiB/s | root cause |"
+        "| CPU s | CPU % | peak RSS MiB | MiB/s | root cause |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in results:
@@ -561,13 +562,13 @@ def markdown_table(results: list[Result], rg_missing: bool) -> str:
             first = f"| {d.label} | {d.glog_v or '?'} | {d.nodes or 1} | {d.files} | {mib:.0f} "
             if not r.has(tool):
                 if tool == "rg" and rg_missing:
-                    lines.append(first + "| rg | not installed | | | | | |")
+                    lines.append(first + "| rg | not installed | | | | | | |")
                 continue
             ratio = "1.00" if tool == "msrunwatch" else f"{r.ratio(tool):.2f}"
             verdict = ("OK" if r.correct else "MISMATCH") if tool == "msrunwatch" else ""
             lines.append(
-                first
-                + f"| {tool} | {r.wall(tool):.2f} | {ratio} | {r.median(tool, 'cpu_pct'):.0f} "
+                first + f"| {tool} | {r.wall(tool):.2f} | {ratio} | {r.median(tool, 'cpu_s'):.2f} "
+                f"| {r.median(tool, 'cpu_pct'):.0f} "
                 f"| {r.peak(tool):.0f} | {mib / r.wall(tool):.0f} | {verdict} |"
             )
     return "\n".join(lines)
