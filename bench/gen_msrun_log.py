@@ -38,7 +38,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -590,20 +590,40 @@ def hccl_tail(p: Persona, tid: str, when_us: int, clock: Clock) -> str:
 # -- scheduler.log ---------------------------------------------------------------------------------
 
 
+def shift_lines(lines: list[TLine], delta_us: int) -> list[TLine]:
+    """The same lines delta_us later (whole seconds keep the sub-second digits)."""
+    clock = Clock()
+    return [
+        replace(ln, ts_us=_ts(ln) + delta_us, ts_text=clock.fmt(_ts(ln) + delta_us))
+        if ln.is_glog
+        else ln
+        for ln in lines
+    ]
+
+
+REGISTERED = "ProcessRegister] The new node:"
+CLUSTER_CREATED = "This log means the cluster is successfully created"
+
+
 def write_scheduler(out: Path, wl: Workload) -> int:
     """scheduler.log: the real one, with every rank registering and the fault rank timing out.
 
-    The source run's own scheduler.log if it has one, else the fixture's; at GLOG_v=2 only
-    its WARNING-and-above lines.
+    The source run's own scheduler.log if it has the lines this needs, else the fixture's; at
+    GLOG_v=2 only its WARNING-and-above lines.
     """
     path = Path(wl.source) / "scheduler.log"
-    lines = read_lines(path if path.is_file() else SOURCE_DIR / "scheduler.log")
+    lines = read_lines(path) if path.is_file() else []
+    if not all(any(m in ln.tail for ln in lines) for m in (REGISTERED, CLUSTER_CREATED)):
+        # e.g. a GLOG_v=2 source (no INFO line): the fixture's, moved to the workers' time
+        lines = read_lines(SOURCE_DIR / "scheduler.log")
+        first = next(_ts(ln) for ln in lines if ln.is_glog) // 1_000_000
+        lines = shift_lines(lines, (wl.base_sec - first) * 1_000_000)
     p = Persona(rank=-1, world=wl.ranks, pid=99_000 + wl.seed % 1000, tid_shift=0)
     v = wl.glog_v
     clock = Clock()
-    first_reg = _index(lines, "ProcessRegister] The new node:")
-    last_reg = max(i for i, ln in enumerate(lines) if "ProcessRegister] The new node:" in ln.tail)
-    finalize = _index(lines, "This log means the cluster is successfully created")
+    first_reg = _index(lines, REGISTERED)
+    last_reg = max(i for i, ln in enumerate(lines) if REGISTERED in ln.tail)
+    finalize = _index(lines, CLUSTER_CREATED)
     n = wl.ranks
     subs = [
         (re.compile(r"current alive node num: \(0/\d+\)"), f"current alive node num: (0/{n})"),
