@@ -145,7 +145,6 @@ class Scheduler:
         lines, p, n = self.lines, self.p, self.ranks
         first = gen._index(lines, "ProcessRegister] The new node:")
         last = max(i for i, ln in enumerate(lines) if "ProcessRegister] The new node:" in ln.tail)
-        plan = gen.Plan(n, 0.0, 0, self.seed, 3, gen.DEFAULT_STEPS_PER_EPOCH, 0.0, 0.0)
         subs = [
             (re.compile(r"current alive node num: \(0/\d+\)"), f"current alive node num: (0/{n})"),
             (
@@ -156,7 +155,7 @@ class Scheduler:
         return "".join(
             [
                 gen.render_verbatim(lines[:first], p, subs),
-                gen.registrations(lines, first, last, p, plan, self.clock),
+                gen.registrations(lines, first, last, p, n, self.seed, self.clock),
                 gen.render_verbatim(lines[last + 1 : self.finalize + 1], p, subs),
             ]
         )

@@ -1,14 +1,25 @@
-"""Time `msrunwatch triage` against GNU grep over the same markers, on a large msrun_log/.
+"""Time `msrunwatch triage` against grep, ripgrep and cat on the same large msrun_log/.
 
-    python bench/bench_triage.py [--ranks 64 --mb 16] [--dir DIR] [--repeat 3]
-                                 [--msrunwatch PATH] [--sizes 4,8,16]
+    python bench/bench_triage.py [--ranks 64 --mb 16] [--glog-v 1|2] [--repeat 3]
+                                 [--sizes 4,8,16] [--files 8,64,1024 --total-mib 1024]
+                                 [--nodes N] [--dir DIR] [--msrunwatch PATH]
 
-Generates the data with gen_msrun_log.py (or reuses --dir), writes the marker list triage
-looks for, warms the page cache, then alternates grep and msrunwatch runs and reports the
-median wall times, their ratio, throughput, CPU time and peak memory (the sum of RSS over
-msrunwatch's whole process tree, sampled from /proc every 10 ms). It also checks that
-triage named the injected fault. Results are printed, never asserted: timing belongs here,
-not in the tests. Linux only (/proc, os.wait4).
+Generates the data with gen_msrun_log.py (or takes --dir), then, with the page cache warm,
+runs each tool in turn, the order rotating from one round to the next, --repeat rounds:
+
+    grep-short  grep -rn -F -f markers_short.txt DIR | wc -l   (what a person would type)
+    grep-rules  grep -rn -F -f markers_rules.txt DIR | wc -l   (every fixed string the rules need)
+    rg          rg -n -F -f markers_short.txt --no-ignore --hidden DIR | wc -l   (if installed)
+    cat         cat FILES > /dev/null                           (the floor: just reading)
+    msrunwatch  msrunwatch triage --format json --output triage.json DIR
+
+and reports per tool the median wall time, msrunwatch's time over it, CPU (user + sys of the
+whole process tree, from wait4) over wall, peak RSS of the whole process tree (VmRSS summed,
+sampled from /proc every 10 ms) and MiB/s; it checks every triage report names the injected
+fault (rank and category) and exits 1 if one did not. It also times the cold start of
+`msrunwatch check` on a small fixture next to `python -c pass` and `python -c 'import
+msrunwatch'`. Results are printed, never asserted: timing belongs here, not in the tests.
+Linux only (/proc, os.wait4).
 """
 
 from __future__ import annotations
@@ -25,7 +36,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -39,13 +50,13 @@ import gen_msrun_log as gen  # noqa: E402
 MIB = 1 << 20
 GIB = 1 << 30
 SAMPLE_S = 0.010
-GREP_BASELINES = {
-    "pipe": "grep -F -f markers -r DIR | cat > /dev/null",
-    "file": "grep -F -f markers -r DIR > grep_hits.txt",
-    "count": "grep -c -F -f markers -r DIR | cat > /dev/null",
-}
-"""What each --grep-mode times; `pipe` is the default baseline (see grep_command)."""
-GREP_MODES = tuple(GREP_BASELINES)
+SHORT_MARKERS = ("ERROR", "CRITICAL", "Traceback", "Error", "memory", "EI00", "timed out", "loss")
+"""What a person would grep an msrun_log/ for."""
+TOOLS = ("grep-short", "grep-rules", "rg", "cat", "msrunwatch")
+BASELINES = TOOLS[:-1]
+COLD_FIXTURE = REPO / "fixtures" / "cpu_dp2_oom_alloc_failed" / "msrun_log"
+GREP_MODES = ("pipe", "file")
+"""pipe: matching lines into `wc -l` (default); file: into a file, counted afterwards."""
 
 
 # -- measuring one command ---------------------------------------------------------------------
@@ -65,6 +76,12 @@ class Run:
     the largest single process, not the sum over triage's pool.
     """
     returncode: int
+    matches: int | None = None
+    """Matching lines the tool printed (grep, rg), counted by the drain."""
+
+    @property
+    def cpu_pct(self) -> float:
+        return 100.0 * self.cpu_s / self.wall_s if self.wall_s else 0.0
 
 
 HAS_CHILDREN_LIST = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
@@ -151,22 +168,30 @@ class TreeSampler(threading.Thread):
 
 
 def measure(
-    cmd: Sequence[str], stdout: int = subprocess.DEVNULL, drain: Sequence[str] | None = None
+    cmd: Sequence[str],
+    stdout: int = subprocess.DEVNULL,
+    drain: Sequence[str] | None = None,
 ) -> Run:
-    """Run cmd (optionally piped into drain) and measure it; waits with wait4 for rusage."""
+    """Run cmd (optionally piped into drain) and measure it; waits with wait4 for rusage.
+
+    CPU and RSS are cmd's process tree only; the wall time ends when the drain has finished
+    too. A drain's stdout, if it is a number (`wc -l`), becomes Run.matches.
+    """
     began = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE if drain else stdout)
     sink = None
     if drain:
-        sink = subprocess.Popen(drain, stdin=proc.stdout, stdout=subprocess.DEVNULL)
+        sink = subprocess.Popen(drain, stdin=proc.stdout, stdout=subprocess.PIPE)
         assert proc.stdout is not None
         proc.stdout.close()
     sampler = TreeSampler([proc.pid])
     sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
+    matches = None
     if sink is not None:
-        sink.wait()
+        said, _ = sink.communicate()
+        matches = int(said) if said.strip().isdigit() else None
     wall = time.perf_counter() - began
     sampler.stop()
     return Run(
@@ -174,6 +199,7 @@ def measure(
         cpu_s=usage.ru_utime + usage.ru_stime,
         peak_tree_mib=sampler.peak_kib / 1024,
         returncode=proc.returncode,
+        matches=matches,
     )
 
 
@@ -182,13 +208,17 @@ def measure(
 
 @dataclass(frozen=True)
 class Dataset:
-    """A generated (or given) msrun_log/ and what triage should find in it."""
+    """A generated (or given) log directory and what triage should find in it."""
 
     path: Path
+    """What every tool is given: an msrun_log/, or the directory of node<i>/msrun_log/."""
     files: int
     bytes: int
     fault_rank: int | None
     label: str
+    glog_v: int | None = None
+    nodes: int | None = None
+    ranks: int | None = None
 
 
 def ensure_dataset(
@@ -197,31 +227,46 @@ def ensure_dataset(
     mb: float,
     seed: int,
     fault_rank: int | None,
-    steps_per_epoch: int = gen.DEFAULT_STEPS_PER_EPOCH,
+    glog_v: int = 1,
+    nodes: int = 1,
+    source: Path = gen.SOURCE_DIR,
+    oom_form: str = "cpu",
 ) -> Dataset:
-    """Generate bench/out/<name>/msrun_log unless an identical one is already there."""
+    """Generate bench/out/<name>/ unless an identical one is already there."""
     fault = fault_rank if fault_rank is not None else gen.default_fault_rank(ranks)
-    root = out / f"r{ranks}_mb{mb:g}_f{fault}_s{seed}_spe{steps_per_epoch}"
-    log_dir = root / "msrun_log"
+    name = f"v{glog_v}_r{ranks}_mb{mb:g}_n{nodes}_f{fault}_s{seed}_{oom_form}"
+    if source.resolve() != gen.SOURCE_DIR.resolve():
+        name += f"_{source.resolve().parent.name}"
+    root = out / name
+    log_dir = root / ("msrun_log" if nodes == 1 else "logs")
     stamp = root / "params.json"
     params = {
         "ranks": ranks,
         "mb": mb,
         "fault_rank": fault,
         "seed": seed,
-        "steps_per_epoch": steps_per_epoch,
+        "glog_v": glog_v,
+        "nodes": nodes,
+        "source": str(source.resolve()),
+        "oom_form": oom_form,
         "generator": _generator_version(),
     }
     if not (stamp.exists() and json.loads(stamp.read_text()) == params and log_dir.is_dir()):
         began = time.perf_counter()
-        print(f"generating {ranks} x {mb:g} MiB into {log_dir} ...", file=sys.stderr, flush=True)
-        plan = gen.plan_run(
-            ranks, mb, fault, seed, steps_per_epoch, gen.DEFAULT_STEP_MS, gen.DEFAULT_HCCL_TIMEOUT_S
+        say(f"generating {ranks} x {mb:g} MiB, GLOG_v={glog_v}, {nodes} node(s) into {log_dir} ...")
+        stamp.unlink(missing_ok=True)
+        wl = gen.plan(
+            ranks, mb, fault, seed, glog_v=glog_v, nodes=nodes, source=source, oom_form=oom_form
         )
-        gen.generate(log_dir, plan)
+        gen.generate(log_dir, wl)
         stamp.write_text(json.dumps(params))
-        print(f"  done in {time.perf_counter() - began:.1f} s", file=sys.stderr)
-    return describe(log_dir, fault, f"{ranks} x {mb:g} MiB")
+        say(f"  done in {time.perf_counter() - began:.1f} s")
+    data = describe(log_dir, fault, f"{ranks} x {_mib(mb)} MiB")
+    return Dataset(data.path, data.files, data.bytes, fault, data.label, glog_v, nodes, ranks)
+
+
+def _mib(mb: float) -> str:
+    return f"{mb:g}" if mb >= 1 else f"{mb:.2f}"
 
 
 def _generator_version() -> int:
@@ -230,10 +275,14 @@ def _generator_version() -> int:
 
 
 def describe(log_dir: Path, fault_rank: int | None, label: str | None = None) -> Dataset:
-    """Size up a log directory: both tools read every file under it."""
-    files = [p for p in sorted(log_dir.rglob("*")) if p.is_file()]
+    """Size up a log directory: every tool reads every file under it."""
+    files = data_files(log_dir)
     size = sum(p.stat().st_size for p in files)
     return Dataset(log_dir, len(files), size, fault_rank, label or _short(log_dir))
+
+
+def data_files(log_dir: Path) -> list[Path]:
+    return [p for p in sorted(log_dir.rglob("*")) if p.is_file()]
 
 
 def _short(log_dir: Path) -> str:
@@ -242,7 +291,7 @@ def _short(log_dir: Path) -> str:
 
 
 def warm_cache(data: Dataset) -> None:
-    """Read every file once so that both tools read from the page cache, not the disk."""
+    """Read every file once so that every tool reads from the page cache, not the disk."""
     for path in data.path.rglob("*"):
         if path.is_file():
             with path.open("rb", buffering=0) as fh:
@@ -250,52 +299,85 @@ def warm_cache(data: Dataset) -> None:
                     pass
 
 
-def write_markers(out: Path) -> Path:
-    """The fixed strings triage looks for, one per line, for `grep -F -f`."""
+def write_markers(out: Path) -> dict[str, Path]:
+    """The two marker lists, one fixed string per line, for `-F -f`.
+
+    markers_rules.txt is msrunwatch's own list (msrunwatch.read.markers.grep_markers over the
+    built-in rules): every fixed string some rule needs to see.
+    """
     from msrunwatch.read.markers import grep_markers
     from msrunwatch.rules.loader import load_rules
 
-    path = out / "markers.txt"
-    path.write_text("\n".join(grep_markers(load_rules())) + "\n", encoding="utf-8")
-    return path
+    short, rules = out / "markers_short.txt", out / "markers_rules.txt"
+    short.write_text("\n".join(SHORT_MARKERS) + "\n", encoding="utf-8")
+    rules.write_text("\n".join(grep_markers(load_rules())) + "\n", encoding="utf-8")
+    return {"short": short, "rules": rules}
 
 
-# -- the two contenders --------------------------------------------------------------------------
+# -- the tools -----------------------------------------------------------------------------------
 
 
-def grep_command(
-    markers: Path, data: Dataset, mode: str, out: Path
-) -> tuple[list[str], int | None, list[str] | None]:
-    """grep's argv, stdout and drain for the chosen baseline.
+@dataclass(frozen=True)
+class Command:
+    """How one tool is run on one dataset."""
 
-    Never plain `> /dev/null`: GNU grep notices that its output is /dev/null and stops at
-    the first match, as with -q, so it would read almost nothing.
+    argv: list[str]
+    shown: str
+    drain: list[str] | None = None
+    output: Path | None = None
+    """stdout goes to this file (grep/rg in --grep-mode file, msrunwatch's report)."""
+
+
+def commands(
+    data: Dataset,
+    markers: dict[str, Path],
+    msrunwatch: Sequence[str],
+    grep_mode: str,
+    out: Path,
+) -> dict[str, Command]:
+    """Each tool's command line. grep and rg print every matching line (-n, with the file name).
+
+    Never plain `> /dev/null` for them: GNU grep notices that its output is /dev/null and
+    stops at the first match, as with -q, so it would read almost nothing. Into a pipe to
+    `wc -l` they print everything, and the count shows whether grep and rg saw the same.
     """
-    base = ["grep", "-F", "-f", str(markers), "-r", str(data.path)]
-    if mode == "pipe":  # grep ... | cat > /dev/null: every matching line is printed
-        return base, None, ["cat"]
-    if mode == "file":  # grep ... > hits.txt
-        hits = os.open(out / "grep_hits.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        return base, hits, None
-    return ["grep", "-c", *base[1:]], None, ["cat"]  # count matching lines per file
+    d = str(data.path)
+    search = {
+        "grep-short": ["grep", "-rn", "-F", "-f", str(markers["short"]), d],
+        "grep-rules": ["grep", "-rn", "-F", "-f", str(markers["rules"]), d],
+        # rg skips hidden and .gitignore'd files by default; grep -r reads everything
+        "rg": ["rg", "-n", "-F", "-f", str(markers["short"]), "--no-ignore", "--hidden", d],
+    }
+    cmds = {}
+    for name, argv in search.items():
+        if grep_mode == "pipe":
+            cmds[name] = Command(argv, f"{shlex.join(argv)} | wc -l", drain=["wc", "-l"])
+        else:
+            hits = out / f"hits_{name}.txt"
+            cmds[name] = Command(argv, f"{shlex.join(argv)} > {hits.name}", output=hits)
+    files = [str(p) for p in data_files(data.path)]
+    cmds["cat"] = Command(["cat", *files], f"cat <{len(files)} files> > /dev/null")
+    report = out / "triage.json"
+    argv = [*msrunwatch, "triage", "--format", "json", "--output", str(report), d]
+    cmds["msrunwatch"] = Command(argv, shlex.join(argv), output=report)
+    return cmds
 
 
-def run_grep(markers: Path, data: Dataset, mode: str, out: Path) -> Run:
-    cmd, stdout, drain = grep_command(markers, data, mode, out)
-    if stdout is None:
-        return measure(cmd, drain=drain)
+def run_tool(name: str, cmd: Command) -> Run:
+    if cmd.drain:
+        return measure(cmd.argv, drain=cmd.drain)
+    if cmd.output is None or name == "msrunwatch":
+        if cmd.output is not None:  # a failed run must not be judged by the last one's report
+            cmd.output.unlink(missing_ok=True)
+        return measure(cmd.argv)
+    fd = os.open(cmd.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        return measure(cmd, stdout)
+        run = measure(cmd.argv, fd)
     finally:
-        os.close(stdout)
-
-
-def run_triage(msrunwatch: Sequence[str], data: Dataset, report: Path) -> Run:
-    """The report goes to a file (a few KB; same cost as /dev/null) so it can be checked."""
-    report.unlink(missing_ok=True)  # a failed run must not be judged by the last one's report
-    return measure(
-        [*msrunwatch, "triage", str(data.path), "--format", "json", "--output", str(report)]
-    )
+        os.close(fd)
+    with cmd.output.open("rb") as fh:
+        count = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(MIB), b""))
+    return Run(run.wall_s, run.cpu_s, run.peak_tree_mib, run.returncode, count)
 
 
 def check_report(report: Path, fault_rank: int | None) -> tuple[bool, str]:
@@ -313,148 +395,218 @@ def check_report(report: Path, fault_rank: int | None) -> tuple[bool, str]:
 
 TRIAGE_EXITS = (0, 1)
 """Exit codes of a triage that produced a verdict: healthy, or faults found."""
+GREP_EXITS = (0, 1)
+"""grep and rg: 0 matches found, 1 none; 2 is an error."""
 
 
 # -- one benchmark -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass
 class Result:
-    """Every run of both tools on one dataset, and whether triage got the fault right."""
+    """Every run of every tool on one dataset, and whether triage got the fault right."""
 
     data: Dataset
-    grep: list[Run]
-    triage: list[Run]
-    correct: bool
-    verdict: str
+    runs: dict[str, list[Run]]
+    correct: bool = True
+    verdict: str = ""
+    problems: list[str] = field(default_factory=list)
 
-    @staticmethod
-    def median(runs: list[Run], attr: str) -> float:
-        return float(statistics.median(getattr(r, attr) for r in runs))
+    def wall(self, tool: str) -> float:
+        return float(statistics.median(r.wall_s for r in self.runs[tool]))
 
-    @property
-    def grep_s(self) -> float:
-        return self.median(self.grep, "wall_s")
+    def median(self, tool: str, attr: str) -> float:
+        return float(statistics.median(getattr(r, attr) for r in self.runs[tool]))
 
-    @property
-    def triage_s(self) -> float:
-        return self.median(self.triage, "wall_s")
+    def peak(self, tool: str) -> float:
+        return max(r.peak_tree_mib for r in self.runs[tool])
 
-    @property
-    def ratio(self) -> float:
-        return self.triage_s / self.grep_s
+    def ratio(self, tool: str) -> float:
+        """msrunwatch's median wall time over tool's."""
+        return self.wall("msrunwatch") / self.wall(tool)
 
-    @property
-    def triage_peak_mib(self) -> float:
-        return max(r.peak_tree_mib for r in self.triage)
+    def has(self, tool: str) -> bool:
+        return bool(self.runs.get(tool))
 
 
-def bench(
-    data: Dataset, markers: Path, msrunwatch: Sequence[str], repeat: int, grep_mode: str, out: Path
-) -> Result:
-    """Alternate the two tools `repeat` times each so drift hurts both alike.
+def bench(data: Dataset, cmds: dict[str, Command], repeat: int) -> Result:
+    """Run every tool `repeat` times, the order rotating each round so drift hurts all alike.
 
     The cache is re-warmed before every run: some hosts (this VM's DAMON pageout, for one)
     evict page cache that has been idle for a minute.
     """
-    report = out / "triage.json"
-    grep_runs, triage_runs, problems = [], [], []
-    verdict = ""
+    tools = [t for t in TOOLS if t in cmds]
+    result = Result(data, {t: [] for t in tools})
     for i in range(repeat):
-        warm_cache(data)
-        grep_runs.append(run_grep(markers, data, grep_mode, out))
-        warm_cache(data)
-        run = run_triage(msrunwatch, data, report)
-        print(
-            f"  run {i + 1}/{repeat}: grep {grep_runs[-1].wall_s:.2f} s, "
-            f"msrunwatch {run.wall_s:.2f} s "
-            f"(peak {run.peak_tree_mib:.0f} MiB, exit {run.returncode})",
-            file=sys.stderr,
-            flush=True,
-        )
-        if run.returncode not in TRIAGE_EXITS:  # an error, not a verdict: time nothing
-            problems.append(f"run {i + 1} exited {run.returncode}")
+        order = tools[i % len(tools) :] + tools[: i % len(tools)]
+        said = []
+        for tool in order:
+            warm_cache(data)
+            run = run_tool(tool, cmds[tool])
+            said.append(f"{tool} {run.wall_s:.2f} s")
+            if tool == "msrunwatch":
+                if run.returncode not in TRIAGE_EXITS:  # an error, not a verdict: time nothing
+                    result.problems.append(f"msrunwatch run {i + 1} exited {run.returncode}")
+                    continue
+                report = cmds[tool].output
+                assert report is not None
+                ok, result.verdict = check_report(report, data.fault_rank)
+                if not ok:
+                    result.problems.append(f"msrunwatch run {i + 1} wrong")
+            elif run.returncode not in ((0,) if tool == "cat" else GREP_EXITS):
+                result.problems.append(f"{tool} run {i + 1} exited {run.returncode}")
+            result.runs[tool].append(run)
+        say(f"  round {i + 1}/{repeat}: " + ", ".join(said))
+    if not result.runs.get("msrunwatch"):
+        sys.exit(f"msrunwatch failed on every run ({', '.join(result.problems)})")
+    result.correct = not any(p.startswith("msrunwatch") for p in result.problems)
+    return result
+
+
+def print_result(r: Result, cmds: dict[str, Command], rg_missing: bool) -> None:
+    """The figures of one dataset: one line per tool, then the checks."""
+    d = r.data
+    mib = d.bytes / MIB
+    print(f"data        {d.path}")
+    print(
+        f"            {d.files} files, {d.bytes} bytes ({mib:.1f} MiB), "
+        f"GLOG_v={d.glog_v or '?'}, {d.nodes or 1} node dir(s)"
+    )
+    head = (
+        f"  {'tool':<11} {'wall s':>7} {'msrunwatch/':>11} {'CPU s':>6} {'CPU %':>6} "
+        f"{'peak RSS':>9} {'MiB/s':>6} {'lines':>9}  runs (s)"
+    )
+    print(head)
+    for tool in TOOLS:
+        if not r.has(tool):
+            if tool == "rg" and rg_missing:
+                print(f"  {'rg':<11} ripgrep (rg) is not installed: not measured")
             continue
-        triage_runs.append(run)
-        ok, verdict = check_report(report, data.fault_rank)
-        if not ok:
-            problems.append(f"run {i + 1} wrong")
-    if not triage_runs:
-        sys.exit(f"msrunwatch failed on every run ({', '.join(problems)})")
-    if problems:
-        verdict = f"{verdict}; {', '.join(problems)} (left out of the timings)"
-    return Result(data, grep_runs, triage_runs, not problems, verdict)
-
-
-def print_result(r: Result, grep_mode: str) -> None:
-    """The figures of one dataset, one per line, with the targets next to them."""
-    mib = r.data.bytes / MIB
-    g_cpu, t_cpu = Result.median(r.grep, "cpu_s"), Result.median(r.triage, "cpu_s")
-    rows = [
-        ("data", f"{r.data.path}"),
-        ("files", f"{r.data.files}"),
-        ("bytes", f"{r.data.bytes} ({mib:.1f} MiB)"),
-        ("grep baseline", GREP_BASELINES[grep_mode]),
-        ("grep median", f"{r.grep_s:.3f} s   (runs: {_runs(r.grep)})"),
-        ("msrunwatch median", f"{r.triage_s:.3f} s   (runs: {_runs(r.triage)})"),
-        (
-            "ratio msrunwatch/grep",
-            f"{r.ratio:.2f}   (target <= 1.00; best-of-runs ratio "
-            f"{_best(r.triage) / _best(r.grep):.2f})",
-        ),
-        ("grep throughput", f"{mib / r.grep_s:.0f} MiB/s"),
-        ("msrunwatch throughput", f"{mib / r.triage_s:.0f} MiB/s"),
-        ("grep CPU (median)", f"{g_cpu:.2f} s"),
-        (
-            "msrunwatch CPU (median)",
-            f"{t_cpu:.2f} s user+sys over all processes ({t_cpu / g_cpu:.2f} x grep's)",
-        ),
-        (
-            "msrunwatch peak RSS",
-            f"{r.triage_peak_mib:.1f} MiB, summed over its process tree (target < 200)",
-        ),
-        ("grep peak RSS", f"{max(x.peak_tree_mib for x in r.grep):.1f} MiB"),
-        (
-            "root cause",
-            f"{'OK' if r.correct else 'MISMATCH'}: {r.verdict} "
-            f"(expected ranks=[{r.data.fault_rank}] category='oom')",
-        ),
-    ]
-    width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        print(f"{key:<{width}}  {value}")
+        runs = r.runs[tool]
+        ratio = "" if tool == "msrunwatch" else f"{r.ratio(tool):.2f}x"
+        lines = runs[-1].matches
+        print(
+            f"  {tool:<11} {r.wall(tool):7.3f} {ratio:>11} {r.median(tool, 'cpu_s'):6.2f} "
+            f"{r.median(tool, 'cpu_pct'):6.0f} "
+            f"{r.peak(tool):6.0f} MiB {mib / r.wall(tool):6.0f} "
+            f"{'' if lines is None else lines:>9}  {_runs(runs)}"
+        )
+    for tool in TOOLS:
+        if tool in cmds and r.has(tool):
+            print(f"  {tool:<11} = {cmds[tool].shown}")
+    counts = {t: r.runs[t][-1].matches for t in ("grep-short", "rg") if r.has(t)}
+    if len(counts) == 2 and len(set(counts.values())) != 1:
+        print(f"  NOTE: grep-short and rg printed different line counts: {counts}")
+    print(
+        f"  root cause  {'OK' if r.correct else 'MISMATCH'}: {r.verdict} "
+        f"(expected ranks=[{d.fault_rank}] category='oom')"
+    )
+    for problem in r.problems:
+        print(f"  PROBLEM     {problem}")
 
 
 def _runs(runs: list[Run]) -> str:
     return ", ".join(f"{r.wall_s:.2f}" for r in runs)
 
 
-def _best(runs: list[Run]) -> float:
-    """Fastest wall time: on a shared machine, the run least disturbed by others."""
-    return min(r.wall_s for r in runs)
+# -- cold start ----------------------------------------------------------------------------------
 
 
-def markdown_table(results: list[Result]) -> str:
+def cold_start(msrunwatch: Sequence[str], repeat: int) -> dict[str, list[Run]]:
+    """Start-up cost: the interpreter alone, importing msrunwatch, a check of a tiny fixture.
+
+    The three alternate, run after run; the fixture is a few KB, so this is almost all
+    interpreter start, imports and rule loading.
+    """
+    python = sys.executable
+    cmds = {
+        "python -c pass": [python, "-c", "pass"],
+        "python -c 'import msrunwatch'": [python, "-c", "import msrunwatch"],
+        f"msrunwatch check {COLD_FIXTURE.relative_to(REPO)}": [
+            *msrunwatch,
+            "check",
+            str(COLD_FIXTURE),
+        ],
+    }
+    runs: dict[str, list[Run]] = {k: [] for k in cmds}
+    for _ in range(repeat):
+        for name, argv in cmds.items():
+            runs[name].append(measure(argv))
+    return runs
+
+
+def print_cold(runs: dict[str, list[Run]]) -> None:
+    print(f"cold start (median of {len(next(iter(runs.values())))}, alternating):")
+    for name, rs in runs.items():
+        wall = statistics.median(r.wall_s for r in rs)
+        cpu = statistics.median(r.cpu_s for r in rs)
+        print(
+            f"  {name:<58} {wall * 1000:7.1f} ms wall, {cpu * 1000:6.1f} ms CPU, "
+            f"peak RSS {max(r.peak_tree_mib for r in rs):.0f} MiB, exit {rs[-1].returncode}"
+        )
+
+
+# -- report --------------------------------------------------------------------------------------
+
+
+def markdown_table(results: list[Result], rg_missing: bool) -> str:
     head = (
-        "| data | files | GiB | grep s | msrunwatch s | ratio | grep MiB/s | msrunwatch MiB/s "
-        "| msrunwatch s/GiB | peak RSS MiB | root cause |"
+        "| data | GLOG_v | node dirs | files | MiB | tool | wall s | msrunwatch / tool "
+        "| CPU s | CPU % | peak RSS MiB | MiB/s | root cause |"
     )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in results:
-        gib, mib = r.data.bytes / GIB, r.data.bytes / MIB
+        d = r.data
+        mib = d.bytes / MIB
+        for tool in TOOLS:
+            first = f"| {d.label} | {d.glog_v or '?'} | {d.nodes or 1} | {d.files} | {mib:.0f} "
+            if not r.has(tool):
+                if tool == "rg" and rg_missing:
+                    lines.append(first + "| rg | not installed | | | | | | |")
+                continue
+            ratio = "1.00" if tool == "msrunwatch" else f"{r.ratio(tool):.2f}"
+            verdict = ("OK" if r.correct else "MISMATCH") if tool == "msrunwatch" else ""
+            lines.append(
+                first + f"| {tool} | {r.wall(tool):.2f} | {ratio} | {r.median(tool, 'cpu_s'):.2f} "
+                f"| {r.median(tool, 'cpu_pct'):.0f} "
+                f"| {r.peak(tool):.0f} | {mib / r.wall(tool):.0f} | {verdict} |"
+            )
+    return "\n".join(lines)
+
+
+def cold_table(runs: dict[str, list[Run]]) -> str:
+    lines = ["| command | wall ms (median) | CPU ms | peak RSS MiB |", "|---|---|---|---|"]
+    for name, rs in runs.items():
         lines.append(
-            f"| {r.data.label} | {r.data.files} | {gib:.2f} | {r.grep_s:.2f} | {r.triage_s:.2f} "
-            f"| {r.ratio:.2f} | {mib / r.grep_s:.0f} | {mib / r.triage_s:.0f} "
-            f"| {r.triage_s / gib:.2f} "
-            f"| {r.triage_peak_mib:.0f} | {'OK' if r.correct else 'MISMATCH'} |"
+            f"| `{name}` | {statistics.median(r.wall_s for r in rs) * 1000:.0f} "
+            f"| {statistics.median(r.cpu_s for r in rs) * 1000:.0f} "
+            f"| {max(r.peak_tree_mib for r in rs):.0f} |"
         )
+    return "\n".join(lines)
+
+
+def linearity(results: list[Result]) -> str:
+    """Seconds per GiB at each size: flat means cost is linear in bytes."""
+    lines = ["cost per GiB (flat = linear in bytes):"]
+    per_gib = []
+    for r in results:
+        gib = r.data.bytes / GIB
+        per_gib.append(r.wall("msrunwatch") / gib)
+        others = ", ".join(f"{t} {r.wall(t) / gib:.2f}" for t in BASELINES if r.has(t))
+        lines.append(
+            f"  {r.data.label:>18} ({r.data.files} files, {r.data.bytes / MIB:6.0f} MiB): "
+            f"msrunwatch {r.wall('msrunwatch') / gib:.2f} s/GiB ({others}), "
+            f"peak RSS {r.peak('msrunwatch'):.0f} MiB"
+        )
+    lines.append(f"  msrunwatch s/GiB spread: max/min = {max(per_gib) / min(per_gib):.2f}")
     return "\n".join(lines)
 
 
 def environment(msrunwatch: Sequence[str], grep_mode: str) -> str:
     """One line on the machine and tool versions, to paste next to the table."""
-    grep_version = subprocess.run(["grep", "--version"], capture_output=True, text=True).stdout
-    mw = subprocess.run([*msrunwatch, "--version"], capture_output=True, text=True).stdout.strip()
+    grep_version = _first_line(["grep", "--version"])
+    rg_version = _first_line(["rg", "--version"]) if shutil.which("rg") else "rg not installed"
+    mw = _first_line([*msrunwatch, "--version"])
     cpu = next(
         (
             ln.split(":", 1)[1].strip()
@@ -465,12 +617,19 @@ def environment(msrunwatch: Sequence[str], grep_mode: str) -> str:
     )
     return (
         f"{cpu}, {os.cpu_count()} CPUs, Linux {platform.release()}, Python "
-        f"{platform.python_version()}, "
-        f"{grep_version.splitlines()[0] if grep_version else 'grep ?'}"
-        f" (LC_ALL={os.environ.get('LC_ALL') or os.environ.get('LANG', '')}), {mw}; "
-        f"grep baseline: `{GREP_BASELINES[grep_mode]}`; "
-        "medians of alternating runs, warm page cache"
+        f"{platform.python_version()}, {grep_version}, {rg_version}, "
+        f"{_first_line(['cat', '--version'])} "
+        f"(LC_ALL={os.environ.get('LC_ALL') or os.environ.get('LANG', '')}), {mw}; "
+        f"grep/rg output: {grep_mode}; medians of rotating-order runs, warm page cache"
     )
+
+
+def _first_line(cmd: list[str]) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout
+    except OSError:
+        return f"{cmd[0]} ?"
+    return out.splitlines()[0].strip() if out else f"{cmd[0]} ?"
 
 
 def _read(path: str) -> str:
@@ -478,6 +637,16 @@ def _read(path: str) -> str:
         return Path(path).read_text()
     except OSError:
         return ""
+
+
+def load() -> str:
+    """`uptime`'s load averages: other work on the machine skews every figure."""
+    avg = _read("/proc/loadavg").split()
+    return f"load average {', '.join(avg[:3])} ({avg[3] if len(avg) > 3 else '?'} running)"
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 # -- driver --------------------------------------------------------------------------------------
@@ -494,113 +663,172 @@ def resolve_msrunwatch(given: str | None) -> list[str]:
     return [found] if found else [sys.executable, "-m", "msrunwatch"]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _floats(text: str | None) -> list[float]:
+    return [float(s) for s in text.split(",")] if text else []
+
+
+def _ints(text: str | None) -> list[int]:
+    return [int(s) for s in text.split(",")] if text else []
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ranks", type=int, default=64)
     parser.add_argument("--mb", type=float, default=16.0, help="MiB per worker log")
     parser.add_argument(
-        "--dir", type=Path, help="benchmark this msrun_log/ instead of generating one"
+        "--sizes",
+        help="comma-separated MiB per rank at --ranks, e.g. 4,8,16,32,64: is cost linear?",
+    )
+    parser.add_argument(
+        "--files",
+        help="comma-separated worker counts at a fixed total (--total-mib), e.g. 8,64,256,1024",
+    )
+    parser.add_argument(
+        "--total-mib", type=float, help="total of the --files curve (default: --ranks x --mb)"
+    )
+    parser.add_argument(
+        "--nodes", default="1", help="node<i>/msrun_log directories (comma-separated for a curve)"
+    )
+    parser.add_argument("--glog-v", type=int, choices=(1, 2), default=1)
+    parser.add_argument(
+        "--source", type=Path, default=gen.SOURCE_DIR, help="real GLOG_v=1 msrun_log/ to repeat"
+    )
+    parser.add_argument("--oom-form", choices=("cpu", "ascend"), default="cpu")
+    parser.add_argument(
+        "--dir", type=Path, help="benchmark this log directory instead of generating one"
     )
     parser.add_argument(
         "--fault-rank", type=int, help="rank expected as root cause (default: 37 / generator's)"
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of every tool")
     parser.add_argument(
-        "--steps-per-epoch",
-        type=int,
-        default=gen.DEFAULT_STEPS_PER_EPOCH,
-        help="LossMonitor epoch length in the generated logs",
+        "--tools", default=",".join(TOOLS), help=f"comma-separated subset of {','.join(TOOLS)}"
     )
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--cold-repeat", type=int, default=10, help="cold-start runs of each (0: skip)"
+    )
     parser.add_argument(
         "--msrunwatch", help="msrunwatch command (default: beside this Python, then PATH)"
     )
-    parser.add_argument(
-        "--grep-mode",
-        choices=GREP_MODES,
-        default="pipe",
-        help="pipe: print matches into a pipe (default); file: into a file; count: -c",
-    )
-    parser.add_argument(
-        "--sizes", help="comma-separated MiB per rank, e.g. 4,8,16: check cost is linear"
-    )
+    parser.add_argument("--grep-mode", choices=GREP_MODES, default="pipe")
+    parser.add_argument("--discard", action="store_true", help="delete generated data after use")
     parser.add_argument("--out", type=Path, default=BENCH / "out", help="where data and reports go")
     args = parser.parse_args(argv)
+    args.tools = [t for t in args.tools.split(",") if t]
+    unknown = set(args.tools) - set(TOOLS)
+    if unknown or "msrunwatch" not in args.tools:
+        parser.error(f"--tools: choose among {', '.join(TOOLS)}, msrunwatch included")
+    args.nodes = _ints(args.nodes)
+    for n in args.nodes:
+        for ranks in [args.ranks, *_ints(args.files)]:
+            if n < 1 or ranks % n:
+                parser.error(f"--nodes {n} must divide every rank count ({ranks})")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     if shutil.which("grep") is None:
-        parser.error("GNU grep not found")
+        sys.exit("GNU grep not found")
+    rg_missing = shutil.which("rg") is None
+    tools = [t for t in args.tools if not (t == "rg" and rg_missing)]
+    if rg_missing and "rg" in args.tools:
+        print(
+            "ripgrep (rg) is not installed: the rg baseline is left out (apt-get install ripgrep)"
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     msrunwatch = resolve_msrunwatch(args.msrunwatch)
     markers = write_markers(args.out)
+    print(f"before: {load()}")
 
     results = []
     for data in datasets(args):
-        print(
+        say(
             f"benchmarking {data.path} ({data.bytes / MIB:.0f} MiB, {data.files} files), "
-            f"{args.repeat} alternating runs ...",
-            file=sys.stderr,
-            flush=True,
+            f"{args.repeat} rounds of {', '.join(tools)} ..."
         )
-        results.append(bench(data, markers, msrunwatch, args.repeat, args.grep_mode, args.out))
+        cmds = commands(data, markers, msrunwatch, args.grep_mode, args.out)
+        cmds = {t: c for t, c in cmds.items() if t in tools}
+        results.append(bench(data, cmds, args.repeat))
         print()
-        print_result(results[-1], args.grep_mode)
+        print_result(results[-1], cmds, rg_missing and "rg" in args.tools)
+        if args.discard and args.dir is None:
+            shutil.rmtree(data.path.parent)
+    cold = cold_start(msrunwatch, args.cold_repeat) if args.cold_repeat > 0 else {}
     if len(results) > 1:
         print()
         print(linearity(results))
+    if cold:
+        print()
+        print_cold(cold)
     print()
+    print(f"after: {load()}")
     print(environment(msrunwatch, args.grep_mode))
     print()
-    print(markdown_table(results))
-    save_results(results, args.out / "last_results.json")
+    print(markdown_table(results, rg_missing and "rg" in args.tools))
+    if cold:
+        print()
+        print(cold_table(cold))
+    save_results(results, cold, args.out / "last_results.json")
     return 0 if all(r.correct for r in results) else 1
 
 
-def save_results(results: list[Result], path: Path) -> None:
+def save_results(results: list[Result], cold: dict[str, list[Run]], path: Path) -> None:
     """Every run's raw figures, for comparing before/after a change to msrunwatch."""
     rows = [
         {
             "data": str(r.data.path),
+            "label": r.data.label,
             "bytes": r.data.bytes,
             "files": r.data.files,
-            "grep": [asdict(x) for x in r.grep],
-            "triage": [asdict(x) for x in r.triage],
+            "glog_v": r.data.glog_v,
+            "nodes": r.data.nodes,
+            "runs": {t: [asdict(x) for x in runs] for t, runs in r.runs.items()},
             "correct": r.correct,
             "verdict": r.verdict,
+            "problems": r.problems,
         }
         for r in results
     ]
-    path.write_text(json.dumps(rows, indent=1))
+    cold_rows = {k: [asdict(x) for x in v] for k, v in cold.items()}
+    path.write_text(json.dumps({"datasets": rows, "cold_start": cold_rows}, indent=1))
 
 
 def datasets(args: argparse.Namespace) -> list[Dataset]:
-    """--dir as given, or one generated dataset per size (--sizes, else --mb)."""
+    """--dir as given; else one generated dataset per size, per file count, per node count."""
     if args.dir:
         fault = args.fault_rank if args.fault_rank is not None else _stamped_fault(args.dir)
         return [describe(args.dir, fault)]
-    sizes = [float(s) for s in args.sizes.split(",")] if args.sizes else [args.mb]
-    return [
-        ensure_dataset(args.out, args.ranks, mb, args.seed, args.fault_rank, args.steps_per_epoch)
-        for mb in sizes
-    ]
-
-
-def linearity(results: list[Result]) -> str:
-    """Seconds per GiB at each size: flat means cost is linear in bytes."""
-    lines = ["cost per GiB (flat = linear in bytes):"]
-    per_gib = []
-    for r in results:
-        gib = r.data.bytes / GIB
-        per_gib.append(r.triage_s / gib)
-        lines.append(
-            f"  {r.data.bytes / MIB:7.0f} MiB: msrunwatch {r.triage_s / gib:.2f} s/GiB, "
-            f"grep {r.grep_s / gib:.2f} s/GiB, peak RSS {r.triage_peak_mib:.0f} MiB"
-        )
-    lines.append(f"  msrunwatch s/GiB spread: max/min = {max(per_gib) / min(per_gib):.2f}")
-    return "\n".join(lines)
+    specs: list[tuple[int, float]] = [(args.ranks, mb) for mb in _floats(args.sizes)]
+    total = args.total_mib or args.ranks * args.mb
+    specs += [(n, total / n) for n in _ints(args.files)]
+    if not specs:
+        specs = [(args.ranks, args.mb)]
+    out = []
+    for nodes in args.nodes:
+        for ranks, mb in specs:
+            out.append(
+                ensure_dataset(
+                    args.out,
+                    ranks,
+                    mb,
+                    args.seed,
+                    args.fault_rank
+                    if args.fault_rank is not None and args.fault_rank < ranks
+                    else None,
+                    glog_v=args.glog_v,
+                    nodes=nodes,
+                    source=args.source,
+                    oom_form=args.oom_form,
+                )
+            )
+    return out
 
 
 def _stamped_fault(log_dir: Path) -> int | None:
-    """The fault rank recorded by ensure_dataset next to a generated msrun_log/, if any."""
+    """The fault rank recorded by ensure_dataset next to a generated log directory, if any."""
     stamp = log_dir.parent / "params.json"
     try:
         return int(json.loads(stamp.read_text())["fault_rank"])

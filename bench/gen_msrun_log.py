@@ -1,16 +1,27 @@
-"""Generate a large, realistic msrun_log/ directory for benchmarking `msrunwatch triage`.
+"""Generate a large msrun_log/ for benchmarking `msrunwatch triage`, from real logs' own lines.
 
-Every line is cut from the real GLOG_v=1 fixture (fixtures/cpu_dp2_success_glog1): each
-worker log is that run's start-up section made rank-specific (pid, thread ids, `This node N
-rank id: N`, device ids, world size), then the INFO lines one training step really produces,
-repeated with fresh monotonic timestamps, a LossMonitor line per step and a TimeMonitor line
-per epoch, until the file is about --mb MiB. Near the end the fault rank runs out of device
-memory (the real OOM texts of fixtures/cpu_dp2_oom_alloc_failed, in their Ascend form); the
-other ranks hang in the same step and, HCCL_CONNECT_TIMEOUT later, die of HCCL EI0006
-(texts from MindSpore's CANN error-case docs). scheduler.log registers every rank and times
-the fault rank out. Output is a pure function of the arguments (--seed).
+Each worker_N.log is the INFO/WARNING/ERROR stream of a real GLOG_v=1 worker log (by default
+fixtures/cpu_dp2_success_glog1; --source takes another real run's msrun_log/), in its real mix
+and order, repeated end to end: every repetition is the whole real stream (start-up, cluster
+building, compile, training steps with their LossMonitor and TimeMonitor lines, exit), shifted
+by a whole number of seconds so times stay monotonic in MindSpore's format
+(`YYYY-MM-DD-HH:MM:SS.mmm.uuu`), with the rank's own pid and thread ids and its rank and device
+ids rewritten (`This node N rank id: N`, world size, groups). Rank N repeats source worker
+N mod (number of source workers). The last repetition stops after a LossMonitor line, chosen
+so each file comes out close to --mb MiB; then the fault rank logs the real OOM lines of
+fixtures/cpu_dp2_oom_alloc_failed (CPU wording, or with --oom-form ascend the Ascend wording
+`Device(id:N) memory isn't enough and alloc failed ...`) and the other ranks, hung in the same
+step, log HCCL EI0006 HCCL_CONNECT_TIMEOUT later. scheduler.log is the real one with every rank
+registering and the fault rank timed out. --glog-v 2 keeps only the WARNING-and-above lines
+(with their continuation lines) and the LossMonitor/TimeMonitor lines of the same streams, as
+GLOG_v=2 would have logged them. --nodes N splits the ranks over node<i>/msrun_log/.
+Output is a pure function of the arguments, --seed and the source files.
 
     python bench/gen_msrun_log.py OUT_DIR --ranks 64 --mb 16 [--fault-rank 37] [--seed 1]
+                                  [--glog-v 1|2] [--nodes N] [--source DIR] [--oom-form cpu|ascend]
+
+The step-by-step pieces further down (worker_template, StepWriter, epoch_end, loss_curve) are
+what bench_live.py appends while the watcher runs; this script's own output does not use them.
 """
 
 from __future__ import annotations
@@ -25,16 +36,21 @@ import re
 import struct
 import sys
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TEMPLATE_DIR = REPO / "fixtures" / "cpu_dp2_success_glog1" / "msrun_log"
+SOURCE_DIR = REPO / "fixtures" / "cpu_dp2_success_glog1" / "msrun_log"
+"""The real GLOG_v=1 run whose worker streams are repeated (--source)."""
+TEMPLATE_DIR = SOURCE_DIR
+"""Where bench_live.py's step-by-step pieces come from (always the fixture)."""
+OOM_SOURCE = REPO / "fixtures" / "cpu_dp2_oom_alloc_failed" / "msrun_log" / "worker_0.log"
+"""The real OOM: from its `Allocate memory failed` line to the end of the file."""
+OOM_START = "Allocate memory failed"
 MIB = 1 << 20
-CHUNK = 8 * MIB
-"""Bytes of text built before each write: few system calls, bounded memory per worker."""
 DEVICES_PER_NODE = 8
 DEFAULT_STEPS_PER_EPOCH = 500
 DEFAULT_STEP_MS = 250.0
@@ -42,17 +58,24 @@ DEFAULT_HCCL_TIMEOUT_S = 600.0
 SCRIPT = "/home/user/jobs/msrunwatch_bench/train_dense.py"
 SITE = "/home/user/venv/lib/python3.11/site-packages/mindspore"
 
-# -- template parsing --------------------------------------------------------------------
+# -- parsing real logs -------------------------------------------------------------------
 
 HEADER = re.compile(
-    r"^(?P<lm>\[[A-Z]+\] [A-Z_]+)\((?P<pid>\d+)(?P<sep>[,:])(?P<tid>[0-9a-f]+),(?P<proc>[^)]*)\):"
-    r"(?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3})(?P<tail> .*)$"
+    r"^(?P<lm>\[(?P<level>[A-Z]+)\] [A-Z_]+)\((?P<pid>\d+)(?P<sep>[,:])(?P<tid>[0-9a-f]+),"
+    r"(?P<proc>[^)]*)\):(?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3})(?P<tail> .*)$"
 )
+LOSS_LINE = re.compile(r"^epoch: (\d+) step: \d+, loss is ")
+"""MindSpore's LossMonitor print (no GLOG prefix)."""
+TIME_LINE = re.compile(r"^Train epoch time: ")
+"""MindSpore's TimeMonitor print."""
+WORKER_LOG = re.compile(r"^worker_(\d+)\.log$")
+QUIET_AT_V2 = frozenset({"DEBUG", "INFO"})
+"""Levels GLOG_v=2 does not log."""
 
 
 @dataclass(frozen=True, slots=True)
 class TLine:
-    """One template line: a GLOG line split around its pid, thread id and timestamp, or plain."""
+    """One real log line: a GLOG line split around its pid, thread id and timestamp, or plain."""
 
     tail: str
     """Text after the timestamp (GLOG lines) or the whole line (plain lines)."""
@@ -63,6 +86,8 @@ class TLine:
     """Python-logger line: `pid:decimal-tid,MainProcess` instead of `pid,hex-tid,python`."""
     ts_text: str = ""
     ts_us: int | None = None
+    pid: str = ""
+    level: str = ""
 
     @property
     def is_glog(self) -> bool:
@@ -90,21 +115,840 @@ def parse_line(text: str) -> TLine:
         python=m["sep"] == ":",
         ts_text=m["ts"],
         ts_us=parse_ts(m["ts"]),
+        pid=m["pid"],
+        level=m["level"],
     )
 
 
-def read_template(name: str) -> list[TLine]:
-    """A file of the real GLOG_v=1 run, parsed line by line."""
-    text = (TEMPLATE_DIR / name).read_text(encoding="utf-8")
+def read_lines(path: Path) -> list[TLine]:
+    """A real log file, parsed line by line."""
+    text = path.read_text(encoding="utf-8", errors="replace")
     return [parse_line(line) for line in text.splitlines()]
 
 
+def read_template(name: str) -> list[TLine]:
+    """A file of the fixture run (TEMPLATE_DIR), parsed line by line."""
+    return read_lines(TEMPLATE_DIR / name)
+
+
 def _index(lines: list[TLine], needle: str) -> int:
-    """The first template line containing needle: cut points are found, never hard-coded."""
+    """The first line containing needle: cut points are found, never hard-coded."""
     for i in range(len(lines)):
         if needle in lines[i].tail:
             return i
-    raise ValueError(f"template line not found: {needle!r}")
+    raise ValueError(f"line not found: {needle!r}")
+
+
+def _ts(line: TLine) -> int:
+    assert line.ts_us is not None, line.tail
+    return line.ts_us
+
+
+def at_level(lines: Sequence[TLine], glog_v: int) -> list[TLine]:
+    """The lines a run at GLOG_v=glog_v would have logged, from a GLOG_v=1 log.
+
+    GLOG_v=2: WARNING and above, each with the plain lines that continue it (a multi-line
+    message, a traceback after an ERROR), plus the LossMonitor and TimeMonitor prints.
+    """
+    if glog_v <= 1:
+        return list(lines)
+    out: list[TLine] = []
+    keeping = False
+    for line in lines:
+        if line.is_glog:
+            keeping = line.level not in QUIET_AT_V2
+            if keeping:
+                out.append(line)
+        elif LOSS_LINE.match(line.tail) or TIME_LINE.match(line.tail):
+            out.append(line)
+            keeping = False
+        elif keeping:
+            out.append(line)
+    return out
+
+
+# -- rendering ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1 << 16)
+def second_text(sec: int) -> str:
+    """`YYYY-MM-DD-HH:MM:SS` of a Unix second, as GLOG prints it (UTC, like the fixtures)."""
+    return time.strftime("%Y-%m-%d-%H:%M:%S", time.gmtime(sec))
+
+
+class Clock:
+    """Formats microsecond times the way GLOG does."""
+
+    def fmt(self, us: int) -> str:
+        sec, rem = divmod(us, 1_000_000)
+        ms, micro = divmod(rem, 1000)
+        return f"{second_text(sec)}.{ms:03d}.{micro:03d}"
+
+
+@dataclass(frozen=True)
+class Persona:
+    """What makes one process's lines its own: rank, pid, thread ids."""
+
+    rank: int
+    world: int
+    pid: int
+    tid_shift: int
+    """Added to every real thread id: ASLR moves all of a process's stacks together."""
+
+    @property
+    def device(self) -> int:
+        return self.rank % DEVICES_PER_NODE
+
+    def tid(self, template_tid: str) -> str:
+        return f"{int(template_tid, 16) + self.tid_shift:012x}"
+
+    def head(self, line: TLine, pid: int | None = None) -> str:
+        """The line's `[LEVEL] MODULE(pid,tid,proc):` prefix for this process."""
+        pid = self.pid if pid is None else pid
+        if line.python:
+            return f"{line.level_module}({pid}:{int(line.tid) + self.tid_shift},{line.proc}):"
+        return f"{line.level_module}({pid},{self.tid(line.tid)},{line.proc}):"
+
+    def glog(self, level_module: str, template_tid: str, ts: str, source: str, msg: str) -> str:
+        """A new C++ GLOG line from this process (for the fault lines)."""
+        return f"{level_module}({self.pid},{self.tid(template_tid)},python):{ts} [{source}] {msg}"
+
+
+def persona(rank: int, world: int, seed: int) -> Persona:
+    """Deterministic pid and thread-id shift; pids stay distinct and equally wide.
+
+    Thread ids only move down, page-aligned, so they stay below 0x7fffffffffff like real ones.
+    """
+    rng = random.Random(seed * 1_000_003 + rank)
+    pid = 100_000 + rank * 37 + rng.randrange(37)
+    return Persona(rank, world, pid, -(rng.randrange(1 << 30) << 12))
+
+
+SUBSTITUTED = [
+    r"(DEVICE_ID to: )\d+",
+    r"(The compute graph node: )\d+( has been registered)",
+    r"This node \d+ rank id: \d+",
+    r"(MCCL_COLLECTIVE_RANK_MS_WORKER_)\d+( has been registered)",
+    r"(The cpu collective rank )\d+",
+    r"Global rank id: \d+, global rank size: \d+",
+    r"(Host name for rank )\d+",
+    r"(local rank id assigned for this process is )\d+",
+    r"('DEVICE_ID' assigned for this process is: )\d+",
+    r"(Refresh device id to )\d+",
+    r"(local rank id \[)\d+",
+    r"(Number of role MS_WORKER is )\d+",
+    r"\[const vector\]\{\d+(?:, \d+)*\}",
+    r"^\[train_dense\] rank=\d+ size=\d+ pid=\d+",
+    r"^(\[\w+\] rank=)\d+( finished)",
+    r"^device_id: \d+$",
+    r"^num_devices: \d+$",
+    r"(Create tcp client for role: 1, rank: )\d+",
+]
+"""Texts in a worker log that name its rank, device or world size (rank_substitutions)."""
+ANY_SUBSTITUTED = re.compile("|".join(f"(?:{s})" for s in SUBSTITUTED), re.M)
+
+
+def rank_substitutions(p: Persona) -> list[tuple[re.Pattern[str], str]]:
+    """Rewrites that make another rank's lines read as rank p.rank's (same order as SUBSTITUTED)."""
+    r, n, d = p.rank, p.world, p.device
+    group = ", ".join(str(i) for i in range(n))
+    repls = [
+        rf"\g<1>{d}",
+        rf"\g<1>{r}\g<2>",
+        f"This node {r} rank id: {r}",
+        rf"\g<1>{r}\g<2>",
+        rf"\g<1>{r}",
+        f"Global rank id: {r}, global rank size: {n}",
+        rf"\g<1>{r}",
+        rf"\g<1>{d}",
+        rf"\g<1>{d}",
+        rf"\g<1>{d}",
+        rf"\g<1>{d}",
+        rf"\g<1>{n}",
+        f"[const vector]{{{group}}}",
+        f"[train_dense] rank={r} size={n} pid={p.pid}",
+        rf"\g<1>{r}\g<2>",
+        f"device_id: {d}",
+        f"num_devices: {n}",
+        rf"\g<1>{(r + 1) % n}",
+    ]
+    return [(re.compile(a), b) for a, b in zip(SUBSTITUTED, repls, strict=True)]
+
+
+def substitute(tail: str, subs: list[tuple[re.Pattern[str], str]]) -> str:
+    for pattern, repl in subs:
+        if pattern.search(tail):
+            tail = pattern.sub(repl, tail)
+    return tail
+
+
+def render_verbatim(
+    lines: Iterable[TLine], p: Persona, subs: list[tuple[re.Pattern[str], str]]
+) -> str:
+    """Lines with their original timestamps, rewritten for persona p."""
+    out = []
+    for line in lines:
+        tail = substitute(line.tail, subs)
+        out.append(f"{p.head(line)}{line.ts_text}{tail}" if line.is_glog else tail)
+    return "\n".join(out) + "\n"
+
+
+def render_shifted(lines: list[TLine], p: Persona, start_us: int, clock: Clock) -> str:
+    """Lines re-timed so the first starts at start_us; gaps as in the original, never backwards."""
+    glog = [ln for ln in lines if ln.is_glog]
+    if not glog:
+        return "".join(ln.tail + "\n" for ln in lines)
+    base = _ts(glog[0])
+    out, last = [], start_us
+    for line in lines:
+        if not line.is_glog:
+            out.append(line.tail)
+            continue
+        last = max(last, start_us + _ts(line) - base)
+        if line.python:  # Python's logger has milliseconds only: round up, keep order
+            last = -(-last // 1000) * 1000
+        out.append(f"{p.head(line)}{clock.fmt(last)}{line.tail}")
+    return "\n".join(out) + "\n"
+
+
+# -- the real streams, repeated ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """One real worker log at the chosen GLOG level, and where it can be cut."""
+
+    name: str
+    lines: tuple[TLine, ...]
+    losses: tuple[int, ...]
+    """Index of every LossMonitor line: the last repetition stops after one of them."""
+    epochs: int
+    """Highest epoch number of its LossMonitor lines: repetition k adds k * epochs."""
+    exit_from: int
+    """Start of the exit section (the GLOG lines after the last plain line)."""
+    main_pid: str
+    needs_subs: frozenset[int]
+    """Lines that name a rank, device or world size (rewritten per rank)."""
+
+    @property
+    def first_us(self) -> int:
+        return next(_ts(ln) for ln in self.lines if ln.is_glog)
+
+    @property
+    def last_us(self) -> int:
+        return monotonic_times(self.lines)[-1]
+
+
+def monotonic_times(lines: Sequence[TLine]) -> list[int]:
+    """Each GLOG line's time, never earlier than the one before (threads interleave)."""
+    out, last = [], 0
+    for line in lines:
+        if line.is_glog:
+            last = max(last, _ts(line))
+            if line.python:
+                last = -(-last // 1000) * 1000
+            out.append(last)
+    return out
+
+
+@lru_cache(maxsize=8)
+def read_sources(source_dir: str, glog_v: int) -> tuple[Source, ...]:
+    """Every worker_N.log of a real run, in rank order."""
+    found = sorted(
+        (int(m[1]), path)
+        for path in Path(source_dir).iterdir()
+        if (m := WORKER_LOG.match(path.name)) and path.is_file()
+    )
+    if not found:
+        raise SystemExit(f"no worker_N.log in {source_dir}")
+    sources = []
+    for _, path in found:
+        lines = tuple(at_level(read_lines(path), glog_v))
+        if not any(ln.is_glog for ln in lines):
+            raise SystemExit(f"{path}: no GLOG line at GLOG_v={glog_v}")
+        matches = [(i, m) for i, ln in enumerate(lines) if (m := LOSS_LINE.match(ln.tail))]
+        losses = tuple(i for i, _ in matches)
+        epochs = max((int(m[1]) for _, m in matches), default=0)
+        plain = [i for i, ln in enumerate(lines) if not ln.is_glog]
+        exit_from = (plain[-1] + 1) if plain else len(lines)
+        pids = Counter(ln.pid for ln in lines if ln.is_glog)
+        needs = frozenset(i for i, ln in enumerate(lines) if ANY_SUBSTITUTED.search(ln.tail))
+        sources.append(
+            Source(path.name, lines, losses, epochs, exit_from, pids.most_common(1)[0][0], needs)
+        )
+    return tuple(sources)
+
+
+class RankStream:
+    """One rank's copy of its source stream as a bytes %-format: a repetition is one `%`.
+
+    Each GLOG line's timestamp is split into its second (a slot: that second's text is
+    filled in per repetition) and its sub-second part (fixed): repetitions move by whole
+    seconds. LossMonitor lines have a slot for the epoch number. Bytes, not str: the `%`
+    of bytes is several times faster, and nothing needs encoding afterwards.
+    """
+
+    def __init__(self, src: Source, p: Persona, skew_us: int, base_sec: int) -> None:
+        subs = rank_substitutions(p)
+        pid_re = re.compile(rf"\bpid([=:] ?){src.main_pid}\b")
+        pids = {src.main_pid: p.pid}
+        pieces: list[str] = []
+        slots: list[int] = []
+        """>= 0: second offset from base_sec; < 0: minus the source's epoch number."""
+        self.slot_count: list[int] = []
+        """Slots before each line: the format of the first n lines takes slot_count[n]."""
+        self.last_us: list[int] = []
+        """Time of the last GLOG line at or before each line (repetition 0)."""
+        last = 0
+        for i, line in enumerate(src.lines):
+            self.slot_count.append(len(slots))
+            tail = line.tail
+            if i in src.needs_subs:
+                tail = substitute(tail, subs)
+            if src.main_pid in tail:
+                tail = pid_re.sub(rf"pid\g<1>{p.pid}", tail)
+            tail = tail.replace("%", "%%")
+            if line.is_glog:
+                last = max(last, _ts(line) + skew_us)
+                if line.python:
+                    last = -(-last // 1000) * 1000
+                sec, rem = divmod(last, 1_000_000)
+                pid = pids.setdefault(line.pid, p.pid + len(pids))
+                head = p.head(line, pid).replace("%", "%%")
+                pieces.append(f"{head}%s.{rem // 1000:03d}.{rem % 1000:03d}{tail}\n")
+                slots.append(sec - base_sec)
+            elif m := LOSS_LINE.match(line.tail):
+                pieces.append(f"epoch: %d{tail[m.end(1) :]}\n")
+                slots.append(-int(m[1]))
+            else:
+                pieces.append(tail + "\n")
+            self.last_us.append(last)
+        self.slot_count.append(len(slots))
+        self.pieces = pieces
+        self.slots = slots
+        self.seconds = max((s for s in slots if s >= 0), default=0) + 1
+        self.base_sec = base_sec
+        self.full = "".join(pieces).encode("utf-8")
+        self._partial: dict[int, bytes] = {}
+
+    def render(self, k: int, period_s: int, epochs: int, upto: int | None = None) -> bytes:
+        """Repetition k (k * period_s seconds later, epochs + k * epochs), lines [:upto]."""
+        first = self.base_sec + k * period_s
+        secs = [second_text(first + j).encode("ascii") for j in range(self.seconds)]
+        shift = k * epochs
+        args = tuple(secs[s] if s >= 0 else shift - s for s in self.slots[: self.count(upto)])
+        return self.format(upto) % args
+
+    def count(self, upto: int | None) -> int:
+        return len(self.slots) if upto is None else self.slot_count[upto]
+
+    def format(self, upto: int | None) -> bytes:
+        if upto is None:
+            return self.full
+        if upto not in self._partial:
+            self._partial[upto] = "".join(self.pieces[:upto]).encode("utf-8")
+        return self._partial[upto]
+
+
+# -- the fault ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4)
+def oom_section(path: str, glog_v: int) -> tuple[TLine, ...]:
+    """The real OOM: from the `Allocate memory failed` line to the end of that worker log."""
+    lines = read_lines(Path(path))
+    return tuple(at_level(lines[_index(lines, OOM_START) :], glog_v))
+
+
+def oom_tail(p: Persona, lines: Sequence[TLine], when_us: int, form: str, clock: Clock) -> str:
+    """The fault rank's real OOM lines from when_us on, as this rank's; Ascend wording if asked."""
+    text = render_shifted(list(lines), p, when_us, clock)
+    if form == "ascend":
+        text = text.replace(
+            "Memory isn't enough and alloc failed",
+            f"Device(id:{p.device}) memory isn't enough and alloc failed",
+        )
+    return text
+
+
+# -- the victims: HCCL EI0006 after the timeout ------------------------------------------------
+
+MAX_SKEW_US = 400
+"""Ranks log the same step up to this far apart."""
+FAULT_DELAY_US = 3_000
+SEP = "-" * 52
+
+
+def _train_frames() -> list[str]:
+    """model.train frames as MindSpore 2.10.0 prints them (fixture cpu_dp2_exception_rank1)."""
+    site = SITE  # short name: the frames below stay one per line
+    return [
+        "Traceback (most recent call last):",
+        f'  File "{SCRIPT}", line 86, in <module>',
+        "    model.train(EPOCHS, dataset, callbacks=[LossMonitor(1), TimeMonitor()], "
+        "dataset_sink_mode=False)",
+        f'  File "{site}/train/model.py", line 1395, in train',
+        "    self._train(epoch,",
+        f'  File "{site}/train/model.py", line 350, in wrapper',
+        "    return func(self, *args, **kwargs)",
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        f'  File "{site}/train/model.py", line 123, in wrapper',
+        "    func(self, *args, **kwargs)",
+        f'  File "{site}/train/model.py", line 1089, in _train',
+        "    self._train_process(epoch, train_dataset, list_callback, cb_params, initial_epoch,",
+        f'  File "{site}/train/model.py", line 1253, in _train_process',
+        "    outputs = self._train_network(*next_element)",
+        "              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        f'  File "{site}/nn/cell.py", line 1409, in __call__',
+        "    out = self.compile_and_run(*args, **kwargs)",
+        "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        f'  File "{site}/nn/cell.py", line 1807, in compile_and_run',
+        "    return _cell_graph_executor(self, *new_args, phase=self.phase)",
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        f'  File "{site}/graph/api.py", line 2401, in __call__',
+        "    return self.run(obj, *args, phase=phase)",
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        f'  File "{site}/graph/api.py", line 2452, in run',
+        "    return self._exec_pip(obj, *args, phase=phase_real)",
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+        f'  File "{site}/graph/api.py", line 256, in wrapper',
+        "    results = fn(*arg, **kwargs)",
+        "              ^^^^^^^^^^^^^^^^^^",
+        f'  File "{site}/graph/api.py", line 2432, in _exec_pip',
+        "    return self._graph_executor(args, phase)",
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    ]
+
+
+EI0006 = (
+    "EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect request. "
+    "some NPUs in the cluster are abnormal.    2. The remote does not initiate a connect request "
+    "because the collective communication operator is started too late or is not started by some "
+    "NPU in the cluster.    3. The communication link is disconnected. (For example, the IP "
+    "addresses are not on the same network segment or the TLS configurations are inconsistent.)"
+)
+EI0006_SOLUTION = (
+    "        Solution: 1. Check the rank service processes with other errors or no errors in the "
+    "cluster.2. If this error is reported for all NPUs, check whether the time difference between "
+    "the earliest and latest errors is greater than the connect timeout interval "
+    "(120s by default). "
+    "If so, adjust the timeout interval by using the HCCL_CONNECT_TIMEOUT environment variable.3. "
+    "Check the connectivity of the communication link between nodes. (For details, see the TLS "
+    "command and HCCN connectivity check examples.)"
+)
+RUN_GRAPH_SRC = "mindspore/ccsrc/plugin/device/ascend/hal/hardware/ascend_graph_executor.cc:195"
+
+
+def hccl_tail(p: Persona, tid: str, when_us: int, clock: Clock) -> str:
+    """A victim: the graph run fails with EI0006 after waiting for the dead rank."""
+    lines = [
+        p.glog(
+            "[ERROR] DEVICE",
+            tid,
+            clock.fmt(when_us),
+            RUN_GRAPH_SRC,
+            "RunGraph] run task error!",
+        ),
+        p.glog(
+            "[ERROR] DEVICE",
+            tid,
+            clock.fmt(when_us + 87),
+            "mindspore/ccsrc/plugin/device/ascend/hal/hardware/ascend_utils.cc:35",
+            "ReportErrorMessage] Ascend error occurred, error message:",
+        ),
+        EI0006,
+        EI0006_SOLUTION,
+        "",
+        *_train_frames(),
+        "RuntimeError: Preprocess failed before run graph 1. "
+        "The details refer to 'Ascend Error Message'.",
+        "",
+        SEP,
+        "- Ascend Error Message:",
+        SEP,
+        EI0006,
+        EI0006_SOLUTION,
+        "",
+        '(Please search "Ascend Error Message" at https://www.mindspore.cn '
+        "for error code description)",
+        "",
+        SEP,
+        "- Framework Error Message: (For framework developers)",
+        SEP,
+        "Distribute Task Failed,",
+        "error msg: davinci_model : load task fail, return ret: 1343225860",
+        "",
+        SEP,
+        "- C++ Call Stack: (For framework developers)",
+        SEP,
+        RUN_GRAPH_SRC.replace(":195", ":195 RunGraph"),
+        "",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -- scheduler.log ---------------------------------------------------------------------------------
+
+
+def shift_lines(lines: list[TLine], delta_us: int) -> list[TLine]:
+    """The same lines delta_us later (whole seconds keep the sub-second digits)."""
+    clock = Clock()
+    return [
+        replace(ln, ts_us=_ts(ln) + delta_us, ts_text=clock.fmt(_ts(ln) + delta_us))
+        if ln.is_glog
+        else ln
+        for ln in lines
+    ]
+
+
+REGISTERED = "ProcessRegister] The new node:"
+CLUSTER_CREATED = "This log means the cluster is successfully created"
+
+
+def write_scheduler(out: Path, wl: Workload) -> int:
+    """scheduler.log: the real one, with every rank registering and the fault rank timing out.
+
+    The source run's own scheduler.log if it has the lines this needs, else the fixture's; at
+    GLOG_v=2 only its WARNING-and-above lines.
+    """
+    path = Path(wl.source) / "scheduler.log"
+    lines = read_lines(path) if path.is_file() else []
+    if not all(any(m in ln.tail for ln in lines) for m in (REGISTERED, CLUSTER_CREATED)):
+        # e.g. a GLOG_v=2 source (no INFO line): the fixture's, moved to the workers' time
+        lines = read_lines(SOURCE_DIR / "scheduler.log")
+        first = next(_ts(ln) for ln in lines if ln.is_glog) // 1_000_000
+        lines = shift_lines(lines, (wl.base_sec - first) * 1_000_000)
+    p = Persona(rank=-1, world=wl.ranks, pid=99_000 + wl.seed % 1000, tid_shift=0)
+    v = wl.glog_v
+    clock = Clock()
+    first_reg = _index(lines, REGISTERED)
+    last_reg = max(i for i, ln in enumerate(lines) if REGISTERED in ln.tail)
+    finalize = _index(lines, CLUSTER_CREATED)
+    n = wl.ranks
+    subs = [
+        (re.compile(r"current alive node num: \(0/\d+\)"), f"current alive node num: (0/{n})"),
+        (
+            re.compile(r"Cluster currently has \d+ alive nodes"),
+            f"Cluster currently has {n} alive nodes",
+        ),
+    ]
+
+    text = [render_verbatim(at_level(lines[:first_reg], v), p, subs)]
+    text.append(registrations(lines, first_reg, last_reg, p, wl.ranks, wl.seed, clock))
+    text.append(render_verbatim(at_level(lines[last_reg + 1 : finalize + 1], v), p, subs))
+    main_tid, meta_tid = lines[finalize].tid, lines[first_reg].tid
+    heartbeat_src = "mindspore/ccsrc/cluster/topology/meta_server_node.cc:91"
+    died = wl.fault_us + int(wl.node_timeout_s * 1e6)
+    t = _ts(lines[finalize]) + 5_000_000
+    while t < died:
+        text.append(
+            p.glog(
+                "[WARNING] DISTRIBUTED",
+                main_tid,
+                clock.fmt(t),
+                heartbeat_src,
+                f"Finalize] Cluster currently has {n} alive nodes.",
+            )
+            + "\n"
+        )
+        t += 5_000_000
+    text.append(scheduler_tail(p, wl.fault_rank, main_tid, meta_tid, died, clock))
+    data = "".join(text).encode("utf-8")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scheduler.log").write_bytes(data)
+    return len(data)
+
+
+def registrations(
+    lines: list[TLine], first: int, last: int, p: Persona, ranks: int, seed: int, clock: Clock
+) -> str:
+    """Every rank registers, in a seeded arrival order, between the template's first and last."""
+    t0, t1 = _ts(lines[first]), _ts(lines[last])
+    order = list(range(ranks))
+    random.Random(seed).shuffle(order)
+    src = "mindspore/ccsrc/cluster/topology/meta_server_node.cc"
+    tid = lines[first].tid
+    out = []
+    for k, rank in enumerate(order, 1):
+        when = t0 + (t1 - t0) * (k - 1) // max(1, ranks - 1)
+        out.append(
+            p.glog(
+                "[WARNING] DISTRIBUTED",
+                tid,
+                clock.fmt(when),
+                f"{src}:254",
+                f"ProcessRegister] The new node: {rank}(role: MS_WORKER), rank id: {rank}, "
+                f"device id: {rank % DEVICES_PER_NODE}, hostname: vm, ip: 127.0.0.1 "
+                "is registered successfully. "
+                f"Currently registered node number: {k}, expected node number: {ranks}",
+            )
+        )
+        if k == 1:
+            out.append(
+                p.glog(
+                    "[WARNING] DISTRIBUTED",
+                    tid,
+                    clock.fmt(when),
+                    f"{src}:721",
+                    "ReassignNodeRank] Rank ids are already set by numeric node ids. "
+                    "No need to reassign them.",
+                )
+            )
+    return "\n".join(out) + "\n"
+
+
+def scheduler_tail(
+    p: Persona, fault_rank: int, main_tid: str, tid: str, died_us: int, clock: Clock
+) -> str:
+    """The scheduler's real reaction to a dead node (fixture cpu_dp2_oom_alloc_failed)."""
+    f = fault_rank
+    src = "mindspore/ccsrc/cluster/topology/meta_server_node.cc"
+    total = (
+        f"The total number of timed out node is 1. Timed out node list is: [const vector]{{{f}}}, "
+        f"worker {f} is the first one timed out, please check its log."
+    )
+    lines = [
+        p.glog(
+            "[ERROR] DISTRIBUTED",
+            tid,
+            clock.fmt(died_us),
+            f"{src}:548",
+            f"UpdateTopoState] The node: {f} is timed out. It may exit with exception, "
+            "please check this node's log.",
+        ),
+        p.glog(
+            "[CRITICAL] DISTRIBUTED",
+            tid,
+            clock.fmt(died_us + 396),
+            f"{src}:554",
+            f"UpdateTopoState] {total}",
+        ),
+        p.glog(
+            "[ERROR] DISTRIBUTED",
+            main_tid,
+            clock.fmt(died_us + 1_490_000),
+            f"{src}:95",
+            "Finalize] There are 1 abnormal compute graph nodes.",
+        ),
+        "Traceback (most recent call last):",
+        f'  File "{SCRIPT}", line 26, in <module>',
+        "    init()",
+        f'  File "{SITE}/communication/management.py", line 210, in init',
+        "    init_cluster()",
+        f"RuntimeError: {total}",
+        "",
+        SEP,
+        "- C++ Call Stack: (For framework developers)",
+        SEP,
+        f"{src}:554 UpdateTopoState",
+        "",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -- the workload: how many repetitions, where the last one stops, when the fault strikes ------
+
+
+CHUNK = 8 * MIB
+"""Text built before each write: few system calls, bounded memory per writer."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What every rank agrees on: the cluster, the sources, the repetitions, the fault."""
+
+    ranks: int
+    mb: float
+    fault_rank: int
+    seed: int
+    glog_v: int
+    nodes: int
+    source: str
+    oom_source: str
+    oom_form: str
+    hccl_timeout_s: float
+    reps: int
+    """Whole repetitions of each rank's stream before the last, cut one."""
+    cut: int
+    """The last repetition stops after this cut point (cut_points) of its source."""
+    period_s: int
+    """Repetition k is k * period_s seconds after repetition 0 (the real times)."""
+    base_sec: int
+    fault_us: int
+    """When the fault rank's allocation fails."""
+    node_timeout_s: float = 31.0
+    """The scheduler notices a dead node this long after it died (MS_NODE_TIMEOUT 30 s)."""
+
+    @property
+    def per_node(self) -> int:
+        return self.ranks // self.nodes
+
+
+def cut_points(src: Source) -> list[int]:
+    """Where a repetition may stop: after a LossMonitor line (else before the exit section)."""
+    return [i + 1 for i in src.losses] or [src.exit_from]
+
+
+def cut_of(src: Source, cut: int) -> int:
+    points = cut_points(src)
+    return points[min(cut, len(points) - 1)]
+
+
+def plan(
+    ranks: int,
+    mb: float,
+    fault_rank: int,
+    seed: int,
+    glog_v: int = 1,
+    nodes: int = 1,
+    source: Path | str = SOURCE_DIR,
+    oom_source: Path | str = OOM_SOURCE,
+    oom_form: str = "cpu",
+    hccl_timeout_s: float = DEFAULT_HCCL_TIMEOUT_S,
+) -> Workload:
+    """Choose the repetitions and the cut so that each worker file comes out close to mb MiB."""
+    sources = read_sources(str(source), glog_v)
+    base_sec = min(s.first_us for s in sources) // 1_000_000
+    end_sec = (max(s.last_us for s in sources) + MAX_SKEW_US) // 1_000_000
+    period_s = end_sec - base_sec + 2  # at least a second between repetitions
+    src = sources[0]
+    p = persona(0, ranks, seed)
+    stream = RankStream(src, p, 0, base_sec)
+    sample = stream.render(1, period_s, src.epochs)
+    full = len(sample)
+    upto_bytes = [0]
+    for line in sample.split(b"\n")[:-1]:
+        upto_bytes.append(upto_bytes[-1] + len(line) + 1)
+    clock, far = Clock(), (base_sec + 10**6) * 1_000_000
+    oom = oom_section(str(oom_source), glog_v)
+    tid = next(ln.tid for ln in oom if ln.is_glog)
+    fixed = len(hccl_tail(p, tid, far, clock)) + len(
+        render_shifted(list(src.lines[src.exit_from :]), p, far, clock)
+    )
+    target = max(1.0, mb * MIB - fixed)
+    best: tuple[float, int, int] | None = None
+    for c, upto in enumerate(cut_points(src)):
+        part = upto_bytes[upto]
+        reps = max(0, round((target - part) / full))
+        miss = abs(reps * full + part - target)
+        if best is None or miss <= best[0]:
+            best = (miss, reps, c)
+    assert best is not None
+    _, reps, cut = best
+    last_us = max(
+        max(monotonic_times(s.lines[: cut_of(s, cut)]), default=s.first_us) for s in sources
+    )
+    fault_us = (
+        last_us + MAX_SKEW_US + 1000 + reps * period_s * 1_000_000 + FAULT_DELAY_US
+    )  # 1 ms: Python-logger lines round up to the millisecond
+    return Workload(
+        ranks=ranks,
+        mb=mb,
+        fault_rank=fault_rank,
+        seed=seed,
+        glog_v=glog_v,
+        nodes=nodes,
+        source=str(source),
+        oom_source=str(oom_source),
+        oom_form=oom_form,
+        hccl_timeout_s=hccl_timeout_s,
+        reps=reps,
+        cut=cut,
+        period_s=period_s,
+        base_sec=base_sec,
+        fault_us=fault_us,
+    )
+
+
+def log_dir(out: Path, wl: Workload, node: int) -> Path:
+    """msrun_log/ of one node: OUT itself for one node, else OUT/node<i>/msrun_log."""
+    return out if wl.nodes == 1 else out / f"node{node}" / "msrun_log"
+
+
+def write_worker(out: Path, wl: Workload, rank: int) -> int:
+    """Write worker_<rank>.log; returns its size in bytes."""
+    sources = read_sources(wl.source, wl.glog_v)
+    src = sources[rank % len(sources)]
+    p = persona(rank, wl.ranks, wl.seed)
+    skew = random.Random(wl.seed * 31 + rank).randrange(MAX_SKEW_US)
+    stream = RankStream(src, p, skew, wl.base_sec)
+    oom = oom_section(wl.oom_source, wl.glog_v)
+    tid = next(ln.tid for ln in oom if ln.is_glog)  # the thread that ran the kernel
+    clock = Clock()
+    directory = log_dir(out, wl, rank // wl.per_node)
+    directory.mkdir(parents=True, exist_ok=True)
+    size = 0
+    with (directory / f"worker_{rank}.log").open("wb") as fh:
+        parts: list[bytes] = []
+        pending = 0
+
+        def add(data: bytes | str) -> None:
+            nonlocal pending, size
+            if isinstance(data, str):
+                data = data.encode("utf-8")
+            parts.append(data)
+            pending += len(data)
+            if pending >= CHUNK:
+                fh.write(b"".join(parts))
+                size += pending
+                parts.clear()
+                pending = 0
+
+        for k in range(wl.reps):
+            add(stream.render(k, wl.period_s, src.epochs))
+        add(stream.render(wl.reps, wl.period_s, src.epochs, cut_of(src, wl.cut)))
+        if rank == wl.fault_rank:
+            add(oom_tail(p, oom, wl.fault_us, wl.oom_form, clock))
+            exit_at = wl.fault_us + 3_100_000  # the fixture's workers exit 3 s after the OOM
+        else:
+            jitter = random.Random(wl.seed * 131 + rank).randrange(1_500_000)
+            hang_end = wl.fault_us + int(wl.hccl_timeout_s * 1e6) + jitter
+            add(hccl_tail(p, tid, hang_end, clock))
+            exit_at = hang_end + 40_000
+        if src.exit_from < len(src.lines):
+            add(render_shifted(list(src.lines[src.exit_from :]), p, exit_at, clock))
+        fh.write(b"".join(parts))
+        size += pending
+    return size
+
+
+def _job(args: tuple[str, Workload, int]) -> tuple[int, int]:
+    out, wl, rank = args
+    return rank, write_worker(Path(out), wl, rank)
+
+
+def generate(out: Path, wl: Workload, jobs: int | None = None) -> dict[str, int]:
+    """Write every file of the run under out; returns relative path -> bytes."""
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in [*out.glob("worker_*.log"), *out.glob("node*/msrun_log/*.log")]:
+        stale.unlink()
+    read_sources(wl.source, wl.glog_v)  # parsed once, before the writers fork
+    oom_section(wl.oom_source, wl.glog_v)
+    sched = log_dir(out, wl, 0)
+    sizes = {str((sched / "scheduler.log").relative_to(out)): write_scheduler(sched, wl)}
+    work = [(str(out), wl, rank) for rank in range(wl.ranks)]
+    jobs = max(1, min(jobs or os.cpu_count() or 1, wl.ranks))
+    if jobs == 1:
+        results: Iterable[tuple[int, int]] = map(_job, work)
+        sizes.update({_name(out, wl, r): n for r, n in results})
+    else:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            sizes.update(
+                {_name(out, wl, r): n for r, n in pool.imap_unordered(_job, work, chunksize=1)}
+            )
+    return sizes
+
+
+def _name(out: Path, wl: Workload, rank: int) -> str:
+    return str((log_dir(out, wl, rank // wl.per_node) / f"worker_{rank}.log").relative_to(out))
+
+
+def default_fault_rank(ranks: int) -> int:
+    """Rank 37 of 64 by default; a rank at the same relative place for other sizes."""
+    return 37 if ranks > 37 else int(ranks * 0.58)
+
+
+# -- one step at a time, for bench_live.py -------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -155,129 +999,6 @@ def worker_template() -> WorkerTemplate:
         compile_start_us=_ts(lines[_index(lines, "Start compiling, phase")]),
         actor_tid=actor,
     )
-
-
-def _ts(line: TLine) -> int:
-    assert line.ts_us is not None, line.tail
-    return line.ts_us
-
-
-# -- rendering ---------------------------------------------------------------------------
-
-
-class Clock:
-    """Formats microsecond times the way GLOG does, caching the per-second prefix."""
-
-    def __init__(self) -> None:
-        self._sec = -1
-        self._prefix = ""
-
-    def fmt(self, us: int) -> str:
-        sec, rem = divmod(us, 1_000_000)
-        if sec != self._sec:
-            self._sec = sec
-            self._prefix = time.strftime("%Y-%m-%d-%H:%M:%S", time.gmtime(sec))
-        ms, micro = divmod(rem, 1000)
-        return f"{self._prefix}.{ms:03d}.{micro:03d}"
-
-
-@dataclass(frozen=True)
-class Persona:
-    """What makes one process's lines its own: rank, pid, thread ids."""
-
-    rank: int
-    world: int
-    pid: int
-    tid_shift: int
-    """Added to every template thread id: ASLR moves all of a process's stacks together."""
-
-    @property
-    def device(self) -> int:
-        return self.rank % DEVICES_PER_NODE
-
-    def tid(self, template_tid: str) -> str:
-        return f"{int(template_tid, 16) + self.tid_shift:012x}"
-
-    def head(self, line: TLine) -> str:
-        """The line's `[LEVEL] MODULE(pid,tid,proc):` prefix for this process."""
-        if line.python:
-            return f"{line.level_module}({self.pid}:{int(line.tid) + self.tid_shift},{line.proc}):"
-        return f"{line.level_module}({self.pid},{self.tid(line.tid)},{line.proc}):"
-
-    def glog(self, level_module: str, template_tid: str, ts: str, source: str, msg: str) -> str:
-        """A new C++ GLOG line from this process (for the fault lines)."""
-        return f"{level_module}({self.pid},{self.tid(template_tid)},python):{ts} [{source}] {msg}"
-
-
-def persona(rank: int, world: int, seed: int) -> Persona:
-    """Deterministic pid and thread-id shift; pids stay distinct and equally wide.
-
-    Thread ids only move down, page-aligned, so they stay below 0x7fffffffffff like real ones.
-    """
-    rng = random.Random(seed * 1_000_003 + rank)
-    pid = 100_000 + rank * 37 + rng.randrange(37)
-    return Persona(rank, world, pid, -(rng.randrange(1 << 30) << 12))
-
-
-def rank_substitutions(p: Persona) -> list[tuple[re.Pattern[str], str]]:
-    """Rewrites that make the rank-0 start-up section read as rank p.rank's."""
-    r, n, d = p.rank, p.world, p.device
-    group = ", ".join(str(i) for i in range(n))
-    pairs = [
-        (r"(DEVICE_ID to: )\d+", rf"\g<1>{d}"),
-        (r"(The compute graph node: )\d+( has been registered)", rf"\g<1>{r}\g<2>"),
-        (r"This node \d+ rank id: \d+", f"This node {r} rank id: {r}"),
-        (r"(MCCL_COLLECTIVE_RANK_MS_WORKER_)0( has been registered)", rf"\g<1>{r}\g<2>"),
-        (r"(The cpu collective rank )\d+", rf"\g<1>{r}"),
-        (
-            r"Global rank id: \d+, global rank size: \d+",
-            f"Global rank id: {r}, global rank size: {n}",
-        ),
-        (r"(Host name for rank )\d+", rf"\g<1>{r}"),
-        (r"(local rank id assigned for this process is )\d+", rf"\g<1>{d}"),
-        (r"('DEVICE_ID' assigned for this process is: )\d+", rf"\g<1>{d}"),
-        (r"(Refresh device id to )\d+", rf"\g<1>{d}"),
-        (r"(local rank id \[)\d+", rf"\g<1>{d}"),
-        (r"(Number of role MS_WORKER is )\d+", rf"\g<1>{n}"),
-        (r"\[const vector\]\{0, 1\}", f"[const vector]{{{group}}}"),
-        (
-            r"^\[train_dense\] rank=\d+ size=\d+ pid=\d+",
-            f"[train_dense] rank={r} size={n} pid={p.pid}",
-        ),
-        (r"^device_id: \d+$", f"device_id: {d}"),
-        (r"^num_devices: \d+$", f"num_devices: {n}"),
-        (r"(Create tcp client for role: 1, rank: )\d+", rf"\g<1>{(r + 1) % n}"),
-    ]
-    return [(re.compile(a), b) for a, b in pairs]
-
-
-def render_verbatim(
-    lines: Iterable[TLine], p: Persona, subs: list[tuple[re.Pattern[str], str]]
-) -> str:
-    """Lines with their original timestamps, rewritten for persona p."""
-    out = []
-    for line in lines:
-        tail = line.tail
-        for pattern, repl in subs:
-            if pattern.search(tail):
-                tail = pattern.sub(repl, tail)
-        out.append(f"{p.head(line)}{line.ts_text}{tail}" if line.is_glog else tail)
-    return "\n".join(out) + "\n"
-
-
-def render_shifted(lines: list[TLine], p: Persona, start_us: int, clock: Clock) -> str:
-    """Lines re-timed so the first starts at start_us; gaps as in the template, never backwards."""
-    base = next(_ts(ln) for ln in lines if ln.is_glog)
-    out, last = [], start_us
-    for line in lines:
-        if not line.is_glog:
-            out.append(line.tail)
-            continue
-        last = max(last, start_us + _ts(line) - base)
-        if line.python:  # Python's logger has milliseconds only: round up, keep order
-            last = -(-last // 1000) * 1000
-        out.append(f"{p.head(line)}{clock.fmt(last)}{line.tail}")
-    return "\n".join(out) + "\n"
 
 
 # -- the steady-state step -----------------------------------------------------------------
@@ -357,37 +1078,6 @@ def float32_repr(x: float) -> str:
     return repr(struct.unpack("f", struct.pack("f", x))[0])
 
 
-# -- the run plan ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What every rank agrees on: the cluster, the fault, the step count and step times."""
-
-    ranks: int
-    mb: float
-    fault_rank: int
-    seed: int
-    steps: int
-    """Global step in which the fault rank fails; every rank logs steps 1..steps-1 in full."""
-    steps_per_epoch: int
-    step_ms: float
-    hccl_timeout_s: float
-    node_timeout_s: float = 31.0
-    """The scheduler notices a dead node this long after it died (MS_NODE_TIMEOUT 30 s)."""
-
-    def timeline(self, t: WorkerTemplate) -> list[tuple[int, int]]:
-        """(start, extra compute) of steps 2..steps, in µs; the same on every rank (they sync)."""
-        rng = random.Random(self.seed)
-        extra = max(0.0, self.step_ms * 1000 - t.cycle_us)
-        start, out = _ts(t.step[0]), []
-        for _ in range(2, self.steps + 1):
-            stretch = int(extra * max(0.5, rng.gauss(1.0, 0.04)))
-            out.append((start, stretch))
-            start += t.cycle_us + stretch
-        return out
-
-
 def loss_curve(seed: int, rank: int) -> Callable[[int], str]:
     """Per-rank losses: a decaying curve with data-parallel noise, deterministic."""
     rng = random.Random(seed * 7_919 + rank)
@@ -397,233 +1087,6 @@ def loss_curve(seed: int, rank: int) -> Callable[[int], str]:
         return float32_repr(value)
 
     return loss
-
-
-# -- one worker file ---------------------------------------------------------------------------
-
-MAX_SKEW_US = 400
-"""Ranks log the same step up to this far apart."""
-FAULT_DELAY_US = 3_000
-OOM_KERNEL = "Default/network-WithLossCell/_backbone-DenseNet/fc1-Dense/MatMul-op123"
-OOM_SIZE = 2147483648
-SEP = "-" * 52
-
-
-def _train_frames() -> list[str]:
-    """model.train frames as MindSpore 2.10.0 prints them (fixture cpu_dp2_exception_rank1)."""
-    site = SITE  # short name: the frames below stay one per line
-    return [
-        "Traceback (most recent call last):",
-        f'  File "{SCRIPT}", line 86, in <module>',
-        "    model.train(EPOCHS, dataset, callbacks=[LossMonitor(1), TimeMonitor()], "
-        "dataset_sink_mode=False)",
-        f'  File "{site}/train/model.py", line 1395, in train',
-        "    self._train(epoch,",
-        f'  File "{site}/train/model.py", line 350, in wrapper',
-        "    return func(self, *args, **kwargs)",
-        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^",
-        f'  File "{site}/train/model.py", line 123, in wrapper',
-        "    func(self, *args, **kwargs)",
-        f'  File "{site}/train/model.py", line 1089, in _train',
-        "    self._train_process(epoch, train_dataset, list_callback, cb_params, initial_epoch,",
-        f'  File "{site}/train/model.py", line 1253, in _train_process',
-        "    outputs = self._train_network(*next_element)",
-        "              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
-        f'  File "{site}/nn/cell.py", line 1409, in __call__',
-        "    out = self.compile_and_run(*args, **kwargs)",
-        "          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
-        f'  File "{site}/nn/cell.py", line 1807, in compile_and_run',
-        "    return _cell_graph_executor(self, *new_args, phase=self.phase)",
-        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
-        f'  File "{site}/graph/api.py", line 2401, in __call__',
-        "    return self.run(obj, *args, phase=phase)",
-        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
-        f'  File "{site}/graph/api.py", line 2452, in run',
-        "    return self._exec_pip(obj, *args, phase=phase_real)",
-        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
-        f'  File "{site}/graph/api.py", line 256, in wrapper',
-        "    results = fn(*arg, **kwargs)",
-        "              ^^^^^^^^^^^^^^^^^^",
-        f'  File "{site}/graph/api.py", line 2432, in _exec_pip',
-        "    return self._graph_executor(args, phase)",
-        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
-    ]
-
-
-def oom_tail(p: Persona, t: WorkerTemplate, when_us: int, clock: Clock) -> str:
-    """The fault: the real 2.10.0 OOM lines (Ascend wording), then the RuntimeError."""
-    detail = (
-        f"Device(id:{p.device}) memory isn't enough and alloc failed, kernel name: {OOM_KERNEL}, "
-        f"alloc size: {OOM_SIZE}B."
-    )
-    lines = [
-        p.glog(
-            "[WARNING] ME",
-            t.actor_tid,
-            clock.fmt(when_us),
-            "mindspore/ccsrc/runtime/hardware_abstract/device_context/device_context.cc:113",
-            f"AllocateMemory] Allocate memory failed for size: {OOM_SIZE}",
-        ),
-        p.glog(
-            "[ERROR] RUNTIME_FRAMEWORK",
-            t.actor_tid,
-            clock.fmt(when_us + 51),
-            "mindspore/ccsrc/backend/ms_backend/runtime/actors/base/memory_manager_actor.cc:515",
-            f"SetOpContextMemoryAllocFail] #umsg#Memory not enough:#umsg#{detail}",
-        ),
-        *_train_frames(),
-        "RuntimeError: ",
-        SEP,
-        "- Memory not enough:",
-        SEP,
-        detail,
-        "",
-        SEP,
-        "- C++ Call Stack: (For framework developers)",
-        SEP,
-        "mindspore/ccsrc/backend/ms_backend/runtime/graph_scheduler/base/"
-        "graph_scheduler.cc:1168 Run",
-        "",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-EI0006 = (
-    "EI0006: Getting socket times out. Reason: 1. The remote does not initiate a connect request. "
-    "some NPUs in the cluster are abnormal.    2. The remote does not initiate a connect request "
-    "because the collective communication operator is started too late or is not started by some "
-    "NPU in the cluster.    3. The communication link is disconnected. (For example, the IP "
-    "addresses are not on the same network segment or the TLS configurations are inconsistent.)"
-)
-EI0006_SOLUTION = (
-    "        Solution: 1. Check the rank service processes with other errors or no errors in the "
-    "cluster.2. If this error is reported for all NPUs, check whether the time difference between "
-    "the earliest and latest errors is greater than the connect timeout interval "
-    "(120s by default). "
-    "If so, adjust the timeout interval by using the HCCL_CONNECT_TIMEOUT environment variable.3. "
-    "Check the connectivity of the communication link between nodes. (For details, see the TLS "
-    "command and HCCN connectivity check examples.)"
-)
-RUN_GRAPH_SRC = "mindspore/ccsrc/plugin/device/ascend/hal/hardware/ascend_graph_executor.cc:195"
-
-
-def hccl_tail(p: Persona, t: WorkerTemplate, when_us: int, clock: Clock) -> str:
-    """A victim: the graph run fails with EI0006 after waiting for the dead rank."""
-    lines = [
-        p.glog(
-            "[ERROR] DEVICE",
-            t.actor_tid,
-            clock.fmt(when_us),
-            RUN_GRAPH_SRC,
-            "RunGraph] run task error!",
-        ),
-        p.glog(
-            "[ERROR] DEVICE",
-            t.actor_tid,
-            clock.fmt(when_us + 87),
-            "mindspore/ccsrc/plugin/device/ascend/hal/hardware/ascend_utils.cc:35",
-            "ReportErrorMessage] Ascend error occurred, error message:",
-        ),
-        EI0006,
-        EI0006_SOLUTION,
-        "",
-        *_train_frames(),
-        "RuntimeError: Preprocess failed before run graph 1. "
-        "The details refer to 'Ascend Error Message'.",
-        "",
-        SEP,
-        "- Ascend Error Message:",
-        SEP,
-        EI0006,
-        EI0006_SOLUTION,
-        "",
-        '(Please search "Ascend Error Message" at https://www.mindspore.cn '
-        "for error code description)",
-        "",
-        SEP,
-        "- Framework Error Message: (For framework developers)",
-        SEP,
-        "Distribute Task Failed,",
-        "error msg: davinci_model : load task fail, return ret: 1343225860",
-        "",
-        SEP,
-        "- C++ Call Stack: (For framework developers)",
-        SEP,
-        RUN_GRAPH_SRC.replace(":195", ":195 RunGraph"),
-        "",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def fault_time_us(plan: Plan, t: WorkerTemplate) -> int:
-    """When the fault rank's allocation fails: 3 ms into the last step's compute."""
-    last_start, _ = plan.timeline(t)[-1]
-    return last_start + _ts(t.step[t.fetch_index]) - _ts(t.step[0]) + FAULT_DELAY_US + MAX_SKEW_US
-
-
-class WorkerFile:
-    """Writes one worker_N.log in large chunks."""
-
-    def __init__(self, path: Path) -> None:
-        self._fh = path.open("wb")
-        self._parts: list[str] = []
-        self._pending = 0
-        self.size = 0
-
-    def add(self, text: str) -> None:
-        self._parts.append(text)
-        self._pending += len(text)
-        if self._pending >= CHUNK:
-            self.flush()
-
-    def flush(self) -> None:
-        data = "".join(self._parts).encode("utf-8")
-        self._fh.write(data)
-        self.size += len(data)
-        self._parts.clear()
-        self._pending = 0
-
-    def close(self) -> None:
-        self.flush()
-        self._fh.close()
-
-
-def write_worker(out: Path, plan: Plan, rank: int, fault_us: int) -> int:
-    """Write worker_<rank>.log; returns its size in bytes."""
-    t = worker_template()
-    p = persona(rank, plan.ranks, plan.seed)
-    clock = Clock()
-    steps = StepWriter.build(t, p)
-    loss = loss_curve(plan.seed, rank)
-    skew = random.Random(plan.seed * 31 + rank).randrange(MAX_SKEW_US)
-    spe = plan.steps_per_epoch
-
-    f = WorkerFile(out / f"worker_{rank}.log")
-    f.add(render_verbatim(t.startup, p, rank_substitutions(p)))
-    f.add(f"epoch: 1 step: 1, loss is {loss(1)}\n")
-    epoch_start = t.compile_start_us
-    last_end = next(_ts(ln) for ln in reversed(t.startup) if ln.is_glog)  # step 1's end
-    timeline = plan.timeline(t)
-    for g, (start, stretch) in enumerate(timeline[:-1], 2):
-        epoch, step = divmod(g - 1, spe)
-        if step == 0:
-            f.add(epoch_end(t, p, clock, last_end, epoch_start, spe))
-            epoch_start = start + skew
-        f.add(steps.render(start + skew, stretch, g, epoch + 1, step + 1, loss(g)))
-        last_end = steps.end_us(start + skew, stretch)
-    start, stretch = timeline[-1]
-    f.add(steps.partial(start + skew, stretch, plan.steps))
-    if rank == plan.fault_rank:
-        f.add(oom_tail(p, t, fault_us, clock))
-        exit_at = fault_us + 40_000
-    else:
-        jitter = random.Random(plan.seed * 131 + rank).randrange(1_500_000)
-        hang_end = fault_us + int(plan.hccl_timeout_s * 1e6) + jitter
-        f.add(hccl_tail(p, t, hang_end, clock))
-        exit_at = hang_end + 40_000
-    f.add(render_shifted(t.exit, p, exit_at, clock))
-    f.close()
-    return f.size
 
 
 def epoch_end(
@@ -644,208 +1107,46 @@ def epoch_end(
     return "\n".join(out) + "\n"
 
 
-# -- scheduler.log ---------------------------------------------------------------------------------
-
-
-def write_scheduler(out: Path, plan: Plan, fault_us: int) -> int:
-    """scheduler.log: the real one, with every rank registering and the fault rank timing out."""
-    lines = read_template("scheduler.log")
-    p = Persona(rank=-1, world=plan.ranks, pid=99_000 + plan.seed % 1000, tid_shift=0)
-    clock = Clock()
-    first_reg = _index(lines, "ProcessRegister] The new node:")
-    last_reg = max(i for i, ln in enumerate(lines) if "ProcessRegister] The new node:" in ln.tail)
-    finalize = _index(lines, "This log means the cluster is successfully created")
-    n = plan.ranks
-    subs = [
-        (re.compile(r"current alive node num: \(0/\d+\)"), f"current alive node num: (0/{n})"),
-        (
-            re.compile(r"Cluster currently has \d+ alive nodes"),
-            f"Cluster currently has {n} alive nodes",
-        ),
-    ]
-
-    text = [render_verbatim(lines[:first_reg], p, subs)]
-    text.append(registrations(lines, first_reg, last_reg, p, plan, clock))
-    text.append(render_verbatim(lines[last_reg + 1 : finalize + 1], p, subs))
-    main_tid, meta_tid = lines[finalize].tid, lines[first_reg].tid
-    heartbeat_src = "mindspore/ccsrc/cluster/topology/meta_server_node.cc:91"
-    died = fault_us + int(plan.node_timeout_s * 1e6)
-    t = _ts(lines[finalize]) + 5_000_000
-    while t < died:
-        text.append(
-            p.glog(
-                "[WARNING] DISTRIBUTED",
-                main_tid,
-                clock.fmt(t),
-                heartbeat_src,
-                f"Finalize] Cluster currently has {n} alive nodes.",
-            )
-            + "\n"
-        )
-        t += 5_000_000
-    text.append(scheduler_tail(p, plan, main_tid, meta_tid, died, clock))
-    data = "".join(text).encode("utf-8")
-    (out / "scheduler.log").write_bytes(data)
-    return len(data)
-
-
-def registrations(
-    lines: list[TLine], first: int, last: int, p: Persona, plan: Plan, clock: Clock
-) -> str:
-    """Every rank registers, in a seeded arrival order, between the template's first and last."""
-    t0, t1 = _ts(lines[first]), _ts(lines[last])
-    order = list(range(plan.ranks))
-    random.Random(plan.seed).shuffle(order)
-    src = "mindspore/ccsrc/cluster/topology/meta_server_node.cc"
-    tid = lines[first].tid
-    out = []
-    for k, rank in enumerate(order, 1):
-        when = t0 + (t1 - t0) * (k - 1) // max(1, plan.ranks - 1)
-        out.append(
-            p.glog(
-                "[WARNING] DISTRIBUTED",
-                tid,
-                clock.fmt(when),
-                f"{src}:254",
-                f"ProcessRegister] The new node: {rank}(role: MS_WORKER), rank id: {rank}, "
-                f"device id: {rank % DEVICES_PER_NODE}, hostname: vm, ip: 127.0.0.1 "
-                "is registered successfully. "
-                f"Currently registered node number: {k}, expected node number: {plan.ranks}",
-            )
-        )
-        if k == 1:
-            out.append(
-                p.glog(
-                    "[WARNING] DISTRIBUTED",
-                    tid,
-                    clock.fmt(when),
-                    f"{src}:721",
-                    "ReassignNodeRank] Rank ids are already set by numeric node ids. "
-                    "No need to reassign them.",
-                )
-            )
-    return "\n".join(out) + "\n"
-
-
-def scheduler_tail(
-    p: Persona, plan: Plan, main_tid: str, tid: str, died_us: int, clock: Clock
-) -> str:
-    """The scheduler's real reaction to a dead node (fixture cpu_dp2_oom_alloc_failed, GLOG_v=1)."""
-    f = plan.fault_rank
-    src = "mindspore/ccsrc/cluster/topology/meta_server_node.cc"
-    total = (
-        f"The total number of timed out node is 1. Timed out node list is: [const vector]{{{f}}}, "
-        f"worker {f} is the first one timed out, please check its log."
-    )
-    lines = [
-        p.glog(
-            "[ERROR] DISTRIBUTED",
-            tid,
-            clock.fmt(died_us),
-            f"{src}:548",
-            f"UpdateTopoState] The node: {f} is timed out. It may exit with exception, "
-            "please check this node's log.",
-        ),
-        p.glog(
-            "[CRITICAL] DISTRIBUTED",
-            tid,
-            clock.fmt(died_us + 396),
-            f"{src}:554",
-            f"UpdateTopoState] {total}",
-        ),
-        p.glog(
-            "[ERROR] DISTRIBUTED",
-            main_tid,
-            clock.fmt(died_us + 1_490_000),
-            f"{src}:95",
-            "Finalize] There are 1 abnormal compute graph nodes.",
-        ),
-        "Traceback (most recent call last):",
-        f'  File "{SCRIPT}", line 26, in <module>',
-        "    init()",
-        f'  File "{SITE}/communication/management.py", line 210, in init',
-        "    init_cluster()",
-        f"RuntimeError: {total}",
-        "",
-        SEP,
-        "- C++ Call Stack: (For framework developers)",
-        SEP,
-        f"{src}:554 UpdateTopoState",
-        "",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-# -- planning and driving ------------------------------------------------------------------------
-
-
-def plan_run(
-    ranks: int,
-    mb: float,
-    fault_rank: int,
-    seed: int,
-    steps_per_epoch: int,
-    step_ms: float,
-    hccl_timeout_s: float,
-) -> Plan:
-    """Choose the step count so that each worker file comes out at about `mb` MiB."""
-    t = worker_template()
-    p = persona(0, ranks, seed)
-    clock, far = Clock(), 10**15  # any time with as many digits as the real ones
-    writer = StepWriter.build(t, p)
-    tail = min(len(oom_tail(p, t, far, clock)), len(hccl_tail(p, t, far, clock)))
-    fixed = tail + sum(
-        len(text)
-        for text in (
-            render_verbatim(t.startup, p, rank_substitutions(p)),
-            render_shifted(t.exit, p, far, clock),
-            writer.partial(far, 0, 10_000),
-        )
-    )
-    epoch_bytes = len(epoch_end(t, p, clock, far, far, steps_per_epoch)) / steps_per_epoch
-    steps = 10_000
-    for _ in range(2):  # step bytes depend (a little) on how many digits the counters have
-        loss = loss_curve(seed, 0)
-        counts = [2 + (steps - 2) * i // 199 for i in range(200)]
-        sample = [len(writer.render(far, 0, g, 1, g, loss(g))) for g in counts]
-        per_step = sum(sample) / len(sample) + epoch_bytes
-        steps = max(3, math.ceil((mb * MIB - fixed) / per_step) + 2)  # step 1 is in the start-up
-    return Plan(ranks, mb, fault_rank, seed, steps, steps_per_epoch, step_ms, hccl_timeout_s)
-
-
-def _job(args: tuple[str, Plan, int, int]) -> tuple[int, int]:
-    out, plan, rank, fault_us = args
-    return rank, write_worker(Path(out), plan, rank, fault_us)
-
-
-def generate(out: Path, plan: Plan, jobs: int | None = None) -> dict[str, int]:
-    """Write every file of the run into out; returns file name -> bytes."""
-    out.mkdir(parents=True, exist_ok=True)
-    for stale in out.glob("worker_*.log"):
-        stale.unlink()
-    fault_us = fault_time_us(plan, worker_template())
-    sizes = {"scheduler.log": write_scheduler(out, plan, fault_us)}
-    work = [(str(out), plan, rank, fault_us) for rank in range(plan.ranks)]
-    jobs = max(1, min(jobs or os.cpu_count() or 1, plan.ranks))
-    if jobs == 1:
-        results = map(_job, work)
-        sizes.update({f"worker_{r}.log": n for r, n in results})
-    else:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            sizes.update({f"worker_{r}.log": n for r, n in pool.imap_unordered(_job, work)})
-    return sizes
+# -- command line ------------------------------------------------------------------------------
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("out", type=Path, help="directory to write (the msrun_log/ itself)")
+    parser.add_argument(
+        "out",
+        type=Path,
+        help="directory to write: the msrun_log/ itself, or with --nodes N "
+        "the directory of node<i>/msrun_log/",
+    )
     parser.add_argument("--ranks", type=int, default=64)
     parser.add_argument("--mb", type=float, default=16.0, help="MiB per worker log")
     parser.add_argument("--fault-rank", type=int, default=None, help="default: 37, or ranks*0.58")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--steps-per-epoch", type=int, default=DEFAULT_STEPS_PER_EPOCH)
     parser.add_argument(
-        "--step-ms", type=float, default=DEFAULT_STEP_MS, help="mean simulated step time"
+        "--glog-v",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="1: every line of the real streams; 2: WARNING and above plus LossMonitor/TimeMonitor",
+    )
+    parser.add_argument("--nodes", type=int, default=1, help="node<i>/msrun_log directories")
+    parser.add_argument(
+        "--source",
+        type=Path,
+        default=SOURCE_DIR,
+        help="a real GLOG_v=1 run's msrun_log/ whose worker_N.log streams are repeated",
+    )
+    parser.add_argument(
+        "--oom-source",
+        type=Path,
+        default=OOM_SOURCE,
+        help=f"worker log whose lines from `{OOM_START}` on are the fault",
+    )
+    parser.add_argument(
+        "--oom-form",
+        choices=("cpu", "ascend"),
+        default="cpu",
+        help="cpu: the real lines as logged; ascend: `Device(id:N) memory isn't enough ...`",
     )
     parser.add_argument(
         "--hccl-timeout-s",
@@ -857,33 +1158,34 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.ranks < 2:
         parser.error("--ranks must be at least 2")
+    if args.nodes < 1 or args.ranks % args.nodes:
+        parser.error("--nodes must divide --ranks")
     fault = args.fault_rank if args.fault_rank is not None else default_fault_rank(args.ranks)
     if not 0 <= fault < args.ranks:
         parser.error(f"--fault-rank must be in 0..{args.ranks - 1}")
     began = time.perf_counter()
-    plan = plan_run(
+    wl = plan(
         args.ranks,
         args.mb,
         fault,
         args.seed,
-        args.steps_per_epoch,
-        args.step_ms,
-        args.hccl_timeout_s,
+        glog_v=args.glog_v,
+        nodes=args.nodes,
+        source=args.source,
+        oom_source=args.oom_source,
+        oom_form=args.oom_form,
+        hccl_timeout_s=args.hccl_timeout_s,
     )
-    sizes = generate(args.out, plan, args.jobs)
+    sizes = generate(args.out, wl, args.jobs)
     total = sum(sizes.values())
     print(
         f"wrote {len(sizes)} files, {total / MIB:.1f} MiB ({total} bytes) to {args.out} in "
-        f"{time.perf_counter() - began:.1f} s: {plan.ranks} ranks x {plan.steps - 1} steps, "
-        f"OOM on rank {plan.fault_rank}, EI0006 on the others",
+        f"{time.perf_counter() - began:.1f} s: {wl.ranks} ranks on {wl.nodes} node(s), "
+        f"GLOG_v={wl.glog_v}, each rank's real stream {wl.reps} times and once up to LossMonitor "
+        f"line {wl.cut + 1}, OOM on rank {wl.fault_rank} ({wl.oom_form}), EI0006 on the others",
         file=sys.stderr,
     )
     return 0
-
-
-def default_fault_rank(ranks: int) -> int:
-    """Rank 37 of 64 by default; a rank at the same relative place for other sizes."""
-    return 37 if ranks > 37 else int(ranks * 0.58)
 
 
 if __name__ == "__main__":

@@ -30,5 +30,7 @@ def test_ids_are_unique_across_folders() -> None:
 
 
 def test_every_rule_cites_an_upstream_source(rules: list[Rule]) -> None:
-    uncited = [r.id for r in rules if not any(not any(n in ref for n in NOTES) for ref in r.references)]
+    uncited = [
+        r.id for r in rules if not any(not any(n in ref for n in NOTES) for ref in r.references)
+    ]
     assert not uncited, uncited
