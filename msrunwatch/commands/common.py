@@ -1,4 +1,7 @@
-"""What every subcommand shares: options for rules and settings, output, usage errors."""
+"""What every subcommand shares: options for rules and settings, output, usage errors.
+
+The command modules are imported to build the parser, so they import only what argparse
+needs; each handler imports the drivers it runs (`msrunwatch --version` loads nothing)."""
 
 from __future__ import annotations
 
@@ -7,11 +10,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msrunwatch.core.errors import UsageError
-from msrunwatch.drivers.settings import Settings
-from msrunwatch.rules.model import Rule
+
+if TYPE_CHECKING:
+    from msrunwatch.drivers.settings import Settings
+    from msrunwatch.rules.model import Rule
 
 PROGRESS_BYTES = 256 << 20
 """Show reading progress on a terminal when the input is larger than this."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,8 @@ def cmd_rules_show(args: argparse.Namespace) -> int:
     rules = rules_of(args)
     rule = next((r for r in rules if args.id in (r.id, *r.aliases)), None)
     if rule is None:
+        import difflib
+
         close = difflib.get_close_matches(args.id, [r.id for r in rules], n=3)
         hint = f"; did you mean {' or '.join(close)}?" if close else ""
         raise UsageError(f"no rule {args.id!r}{hint}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,17 +36,20 @@ def check_targets(targets: Sequence[str], rules: Sequence[Rule], launch: Launch)
     return triage(logs, rules, launch.consoles)
 
 
+RENDERERS = {
+    "text": "lint",
+    "json": "jsonout",
+    "sarif": "sarif",
+    "junit": "junit",
+    "github": "github",
+    "gitlab": "gitlab",
+}
+"""check's formats, by the report module that renders each (imported only when asked)."""
+
+
 def render(report: Report, rules: Sequence[Rule], fmt: str) -> str:
     """The report in one of check's formats."""
-    from msrunwatch.report import github, gitlab, jsonout, junit, lint, sarif
-
-    renderers = {
-        "text": lint.render,
-        "sarif": sarif.render,
-        "junit": junit.render,
-        "github": github.render,
-        "gitlab": gitlab.render,
-    }
+    module = importlib.import_module(f"msrunwatch.report.{RENDERERS[fmt]}")
     if fmt == "json":
-        return jsonout.render(report)
-    return renderers[fmt](report, rules)
+        return str(module.render(report))
+    return str(module.render(report, rules))

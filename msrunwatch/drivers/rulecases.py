@@ -14,7 +14,6 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Finding, Report
 from msrunwatch.rules.loader import CASES_SUFFIX
 from msrunwatch.rules.model import Rule
+from msrunwatch.schemas import files
 
 Runner = Callable[[Path, "Case", Sequence[Rule]], Report]
 """Triage for a case directory; config cases get a runner from the config linter."""
@@ -69,8 +69,7 @@ class CaseResult:
 
 @cache
 def _schema() -> dict[str, Any]:
-    text = resources.files("msrunwatch.schemas").joinpath("cases.schema.json").read_text()
-    schema: dict[str, Any] = json.loads(text)
+    schema: dict[str, Any] = json.loads(files.read("cases.schema.json"))
     return schema
 
 

@@ -8,7 +8,6 @@ severity (id or category -> error|warning|info), fail-on (error|warning|never).
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -85,6 +84,8 @@ def read_file(path: Path) -> Settings:
     except OSError as exc:
         raise SettingsError(f"{path}: cannot read: {exc.strerror}") from None
     if path.name == "pyproject.toml":
+        import tomllib  # only a pyproject.toml needs it
+
         try:
             table = tomllib.loads(text).get("tool", {}).get("msrunwatch")
         except tomllib.TOMLDecodeError as exc:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 
 from msrunwatch.judge.context import Context
@@ -87,6 +85,9 @@ def _scan_parallel(
     total: int,
     progress: Progress | None,
 ) -> list[FileFacts]:
+    import multiprocessing  # only large inputs are read in parallel
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
     order = sorted(range(len(files)), key=lambda i: -files[i].size)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from statistics import median
 from typing import Any
 
+from msrunwatch.core.numbers import median
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Occurrence, Status
 from msrunwatch.judge.sightings import Sighting

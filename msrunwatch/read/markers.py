@@ -27,9 +27,9 @@ def grep_markers(rules: Sequence[Rule]) -> list[str]:
     """Every fixed string whose presence makes a line interesting to triage."""
     markers = {*FAULT_MARKERS, *extraction_markers()}
     for rule in rules:
-        if rule.scope is not Scope.LINE or rule.match is None:
+        if rule.scope is not Scope.LINE or rule.pattern is None:
             continue
-        found = required_literals(rule.match.pattern)
+        found = required_literals(rule.pattern)
         if found is not None:
             markers.update(found[0])
     return sorted(markers)

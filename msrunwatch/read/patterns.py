@@ -20,15 +20,30 @@ from msrunwatch.rules.prefilter import required_literals
 class Shape:
     """A structural pattern guarded by the literal(s) its matches cannot lack."""
 
-    __slots__ = ("_one", "ignore_case", "needs", "regex")
+    __slots__ = ("_flags", "_one", "_pattern", "ignore_case", "needs", "regex")
+    _DERIVED = frozenset({"_one", "ignore_case", "needs", "regex"})
+
+    regex: re.Pattern[str]
+    needs: tuple[str, ...]
+    """Literals one of which every match contains."""
+    ignore_case: bool
+    _one: str | None
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
-        self.regex = re.compile(pattern, flags)
-        found = required_literals(pattern if not flags & re.I else f"(?i){pattern}")
+        self._pattern, self._flags = pattern, flags
+
+    def __getattr__(self, name: str) -> object:
+        """Compile and analyse the pattern on first use (a cold start uses few shapes)."""
+        if name not in Shape._DERIVED:
+            raise AttributeError(name)
+        self.regex = re.compile(self._pattern, self._flags)
+        ignoring = self._flags & re.IGNORECASE
+        found = required_literals(f"(?i){self._pattern}" if ignoring else self._pattern)
         if found is None:
-            raise ValueError(f"no literal every match of {pattern!r} contains")
+            raise ValueError(f"no literal every match of {self._pattern!r} contains")
         self.needs, self.ignore_case = found
         self._one = self.needs[0] if len(self.needs) == 1 and not self.ignore_case else None
+        return getattr(self, name)
 
     def could_match(self, text: str) -> bool:
         """False when the text lacks every literal a match needs (most lines)."""

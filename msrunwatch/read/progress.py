@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
-from statistics import median
 
+from msrunwatch.core.numbers import median
 from msrunwatch.read import patterns as P
 from msrunwatch.read.facts import CompileStats, Progress
 from msrunwatch.read.timestamps import parse_iso

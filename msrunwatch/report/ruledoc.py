@@ -84,8 +84,8 @@ def page(rule: Rule, cases: Sequence[tuple[str, bool]]) -> str:
         facts.append(("versions", rule.versions))
     facts.append(("file", rule.path))
     lines += [f"  {key:9} {value}" for key, value in facts]
-    if rule.match is not None:
-        lines += ["", "Match:", f"  {rule.match.pattern}"]
+    if rule.pattern is not None:
+        lines += ["", "Match:", f"  {rule.pattern}"]
     if rule.when is not None:
         lines += ["", "When:", f"  {rule.when.source}"]
     lines += ["", "Message:", f"  {rule.message}"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import ast
 import operator
-import statistics
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from msrunwatch.core.errors import ExprError
+from msrunwatch.core.numbers import median
 
 MAX_LENGTH = 2000
 MAX_NODES = 300
@@ -32,7 +32,7 @@ def _numbers(values: Iterable[Any]) -> list[float]:
 
 def _median(values: Iterable[Any]) -> float | None:
     nums = _numbers(values)
-    return statistics.median(nums) if nums else None
+    return median(nums) if nums else None
 
 
 def _extreme(pick: Callable[[list[float]], float]) -> Callable[..., float | None]:

@@ -8,23 +8,24 @@ condition and the message's placeholders).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import regex
 
 from msrunwatch.core.errors import ExprError, RuleError, YamlError
 from msrunwatch.core.yamlload import Positions, load
 from msrunwatch.rules import variables
 from msrunwatch.rules.expr import Expr
-from msrunwatch.rules.model import Rule, Scope, Subject
+from msrunwatch.rules.model import Rule, Scope, Subject, compile_pattern
 from msrunwatch.rules.template import check_template
 from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity
+from msrunwatch.schemas import files
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
 
 CASES_SUFFIX = ".cases.yaml"
 
@@ -32,8 +33,10 @@ CASES_SUFFIX = ".cases.yaml"
 @cache
 def rule_schema() -> dict[str, Any]:
     """The JSON Schema every rule file must satisfy (shipped in the package)."""
-    text = resources.files("msrunwatch.schemas").joinpath("rule.schema.json").read_text()
-    schema: dict[str, Any] = json.loads(text)
+
+    import json  # only user rules are validated
+
+    schema: dict[str, Any] = json.loads(files.read("rule.schema.json"))
     return schema
 
 
@@ -63,9 +66,7 @@ def rule_files(paths: Iterable[Path]) -> list[Path]:
     return found
 
 
-def _schema_error(
-    error: jsonschema.ValidationError, data: Any, pos: Positions
-) -> tuple[str, tuple[int, int]]:
+def _schema_error(error: ValidationError, data: Any, pos: Positions) -> tuple[str, tuple[int, int]]:
     """A readable message and the position of one schema violation."""
     path = tuple(error.absolute_path)
     schema = error.schema if isinstance(error.schema, dict) else {}
@@ -101,7 +102,9 @@ def _conditional_message(data: dict[str, Any]) -> str:
 
 
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
+def _validator() -> Any:
+    import jsonschema  # only user rules are validated: a cold start need not load it
+
     return jsonschema.Draft202012Validator(rule_schema())
 
 
@@ -136,8 +139,8 @@ def _names(scope: Scope, match: regex.Pattern[str] | None) -> set[str] | None:
     return names
 
 
-def rule_from_data(path: Path, data: Any, pos: Positions) -> Rule:
-    """Build a Rule from parsed YAML, checking everything the engine relies on."""
+def _validate(path: Path, data: Any, pos: Positions) -> None:
+    """Everything the engine relies on: the schema, the id, the regex, the names used."""
     _validate_schema(path, data, pos)
     rule_id = data["id"]
     if rule_id != path.stem:
@@ -147,7 +150,7 @@ def rule_from_data(path: Path, data: Any, pos: Positions) -> Rule:
     match = None
     if "match" in data:
         try:
-            match = regex.compile(data["match"], regex.VERSION1)
+            match = compile_pattern(data["match"])
         except regex.error as exc:
             line, col = pos.of(("match",))
             raise RuleError(
@@ -158,13 +161,26 @@ def rule_from_data(path: Path, data: Any, pos: Positions) -> Rule:
         if names is not None and name not in names:
             line, col = pos.of(("at",))
             raise RuleError(path, f"at names unknown setting {name!r}", line, col, rule_id)
-    when = _expr(path, data, pos, "when", names)
-    ranks = _expr(path, data, pos, "ranks", names)
+    for key in ("when", "ranks"):
+        _expr(path, data, pos, key, names)
     for key in ("message", "hint"):
         problem = check_template(data.get(key, ""), names)
         if problem is not None:
             line, col = pos.of((key,))
             raise RuleError(path, f"{key}: {problem}", line, col, rule_id)
+    _subject(path, data, pos, match)
+
+
+def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False) -> Rule:
+    """Build a Rule from parsed YAML. A rule from the user is validated first; the built-in
+    pack (`trusted`), validated by `rules check --strict` in CI, is not, and compiles each
+    pattern only when a line needs it: that keeps a cold start short."""
+    if not trusted:
+        _validate(path, data, pos)
+    rule_id = data["id"]
+    scope = Scope(data.get("scope", "line"))
+    when = _expr(path, data, pos, "when", None)
+    ranks = _expr(path, data, pos, "ranks", None)
     role, severity = Role(data.get("role", "cause")), Severity(data["severity"])
     effect = data.get("effect")
     return Rule(
@@ -177,9 +193,9 @@ def rule_from_data(path: Path, data: Any, pos: Positions) -> Rule:
         role=role,
         blame=Blame(data.get("blame", "first")),
         effect=Effect(effect) if effect else Effect.default(role, severity, scope is Scope.LINE),
-        subject=_subject(path, data, pos, match),
+        subject=_subject_of(data),
         aliases=tuple(data.get("aliases", ())),
-        match=match,
+        pattern=data.get("match"),
         when=when,
         ranks=ranks,
         evidence=data.get("evidence", "last-line"),
@@ -211,15 +227,20 @@ def _subject(
             col,
             data["id"],
         )
-    return Subject(given["capture"], Refers(given["is"]))
+    return _subject_of(data)
+
+
+def _subject_of(data: dict[str, Any]) -> Subject | None:
+    given = data.get("subject")
+    return None if given is None else Subject(given["capture"], Refers(given["is"]))
 
 
 def _names_list(value: Any) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
 
-def load_rule(path: Path) -> Rule:
-    """Load and validate one rule file."""
+def load_rule(path: Path, trusted: bool = False) -> Rule:
+    """Load one rule file (validated unless it is the built-in pack's)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -228,7 +249,7 @@ def load_rule(path: Path) -> Rule:
         data, pos = load(text)
     except YamlError as exc:
         raise RuleError(path, f"invalid YAML: {exc}", exc.line, exc.col) from None
-    return rule_from_data(path, data, pos)
+    return rule_from_data(path, data, pos, trusted)
 
 
 def load_rules(paths: Iterable[Path] | None = None) -> list[Rule]:
@@ -236,7 +257,7 @@ def load_rules(paths: Iterable[Path] | None = None) -> list[Rule]:
     chosen = [builtin_rules_dir()] if paths is None else list(paths)
     rules: dict[str, Rule] = {}
     for path in rule_files(chosen):
-        rule = load_rule(path)
+        rule = load_rule(path, trusted=paths is None)
         rules[rule.id] = rule
     return list(rules.values())
 

@@ -29,8 +29,8 @@ class LineMatcher:
     """All line rules of a rule set, ready to run on lines."""
 
     def __init__(self, rules: Sequence[Rule]) -> None:
-        self.rules = [r for r in rules if r.scope is Scope.LINE and r.match is not None]
-        self._prefilter = Prefilter(r.match.pattern for r in self.rules)  # type: ignore[union-attr]
+        self.rules = [r for r in rules if r.scope is Scope.LINE and r.pattern is not None]
+        self._prefilter = Prefilter(r.pattern for r in self.rules if r.pattern is not None)
         self._fallback = {r.id: r.fallback for r in self.rules}
         self.timeouts = 0
         """Lines on which a rule's pattern hit the time limit."""

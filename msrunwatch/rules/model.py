@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 
 import regex
 
@@ -46,7 +47,8 @@ class Rule:
     """Line scope: which capture names the rank the line is about."""
     aliases: tuple[str, ...] = ()
     """Former ids that settings and options may still use."""
-    match: regex.Pattern[str] | None = None
+    pattern: str | None = None
+    """Line scope: the `match` pattern's source; compiled on first use (`match`)."""
     when: Expr | None = None
     """The compiled `when` condition, or None (always)."""
     ranks: Expr | None = None
@@ -65,3 +67,14 @@ class Rule:
     tags: tuple[str, ...] = ()
     path: str = ""
     line: int = 0
+
+    @cached_property
+    def match(self) -> regex.Pattern[str] | None:
+        """The compiled pattern: most rules are never tried on a run (their literal never
+        appears), so the built-in pack compiles a pattern only when a line needs it."""
+        return None if self.pattern is None else compile_pattern(self.pattern)
+
+
+def compile_pattern(pattern: str) -> regex.Pattern[str]:
+    """A rule pattern as the engine runs it (the `regex` module's version 1 syntax)."""
+    return regex.compile(pattern, regex.VERSION1)

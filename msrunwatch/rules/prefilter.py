@@ -115,30 +115,42 @@ class Prefilter:
             literals, fold = found
             for literal in literals:
                 by_literal.setdefault((literal, fold), []).append(index)
+        self._by_literal = by_literal
         self._scans = [
-            self._compile([k for k, ci in by_literal if ci == fold], by_literal, fold)
+            (self._compile([k for k, ci in by_literal if ci == fold], fold), fold)
             for fold in (False, True)
         ]
+        self._hidden: dict[tuple[str, bool], list[int]] = {}
 
     @staticmethod
-    def _compile(
-        keys: list[str], by_literal: dict[tuple[str, bool], list[int]], fold: bool
-    ) -> tuple[re.Pattern[str] | None, dict[str, list[int]], bool]:
+    def _compile(keys: list[str], fold: bool) -> re.Pattern[str] | None:
         if not keys:
-            return None, {}, fold
-        index = {
-            key: sorted({i for k in keys if _may_hide(key, k) for i in by_literal[(k, fold)]})
-            for key in keys
-        }
-        flags = re.IGNORECASE if fold else 0
-        return re.compile(trie_pattern(keys), flags), index, fold
+            return None
+        return re.compile(trie_pattern(keys), re.IGNORECASE if fold else 0)
+
+    def _rules_behind(self, key: str, fold: bool) -> list[int]:
+        """Rules whose literal a match of `key` may hide, worked out the first time `key`
+        occurs in a line: a real log shows a few dozen keys, so building the prefilter
+        stays linear in the rules, however many there are."""
+        known = self._hidden.get((key, fold))
+        if known is None:
+            known = sorted(
+                {
+                    i
+                    for (literal, ci), indexes in self._by_literal.items()
+                    if ci == fold and _may_hide(key, literal)
+                    for i in indexes
+                }
+            )
+            self._hidden[(key, fold)] = known
+        return known
 
     def candidates(self, line: str) -> list[int]:
         """Rule indexes whose required literal is in the line, plus the always-tried ones."""
         found: set[int] = set(self._always)
-        for pattern, index, fold in self._scans:
+        for pattern, fold in self._scans:
             if pattern is None:
                 continue
             for m in pattern.finditer(line):
-                found.update(index[m[0].lower() if fold else m[0]])
+                found.update(self._rules_behind(m[0].lower() if fold else m[0], fold))
         return sorted(found)

@@ -8,10 +8,11 @@ that names anything else.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
-from importlib import resources
 from typing import Any
+
+from msrunwatch.core.yamlload import load
+from msrunwatch.schemas import files
 
 Number = int | float
 
@@ -175,9 +176,9 @@ RUN = table(RunState, RunFigures)
 
 
 def _aliases() -> dict[str, dict[str, str]]:
-    text = resources.files("msrunwatch.schemas").joinpath("variable_aliases.json").read_text()
-    data: dict[str, dict[str, str]] = json.loads(text)["run"]
-    return data
+    data, _ = load(files.read("variable_aliases.yaml"))
+    aliases: dict[str, dict[str, str]] = data["run"]
+    return aliases
 
 
 RUN_ALIASES = _aliases()

@@ -1,0 +1,71 @@
+"""What each entry point loads: the headless ones never Textual, and a bare `--version`
+nothing heavy (a cold start is paid on every CI step)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from msrunwatch.rules.loader import builtin_rules_dir, check_files
+from tests.support import FIXTURES
+
+HEADLESS = [
+    "msrunwatch.commands.check",
+    "msrunwatch.commands.triage",
+    "msrunwatch.commands.rules",
+    "msrunwatch.commands.estimate",
+    "msrunwatch.drivers.check",
+    "msrunwatch.drivers.triage",
+    "msrunwatch.drivers.rulecases",
+    "msrunwatch.live.headless",
+    "msrunwatch.live.run",
+]
+PROBE = """
+import sys
+{body}
+loaded = sorted(m for m in sys.modules if m.split('.')[0] in {watch!r})
+sys.stderr.write('LOADED:' + ','.join(loaded) + chr(10))
+"""
+
+
+def loaded_after(body: str, watch: tuple[str, ...]) -> list[str]:
+    code = PROBE.format(body=body, watch=watch)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    line = next(x for x in out.stderr.splitlines() if x.startswith("LOADED:"))
+    return [m for m in line[len("LOADED:") :].split(",") if m]
+
+
+@pytest.mark.parametrize("module", HEADLESS)
+def test_headless_entry_points_never_load_textual(module: str) -> None:
+    assert loaded_after(f"import {module}", ("textual", "rich")) == []
+
+
+def test_a_whole_check_run_loads_no_textual() -> None:
+    run = f"""
+from msrunwatch.cli import main
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    main(['check', {str(FIXTURES / "cpu_dp2_oom_alloc_failed")!r}])
+"""
+    assert loaded_after(run, ("textual", "rich", "jsonschema")) == []
+
+
+def test_version_loads_nothing_heavy() -> None:
+    run = """
+from msrunwatch.cli import main
+try:
+    main(['--version'])
+except SystemExit:
+    pass
+"""
+    heavy = ("yaml", "regex", "jsonschema", "textual", "watchdog", "prometheus_client")
+    assert loaded_after(run, heavy) == []
+
+
+def test_the_built_in_pack_passes_full_validation() -> None:
+    """Commands load the built-in pack without the schema checks (a cold start is short);
+    this is where the shipped rules must pass them."""
+    rules, errors = check_files([builtin_rules_dir()])
+    assert not errors and len(rules) > 100
