@@ -148,6 +148,9 @@ class FileFacts:
     """Attempts to reach the scheduler that failed (a few are normal while it starts)."""
     meta_server_url: str | None = None
     """Where this worker looked for the scheduler."""
+    last_fault: tuple[int, str] | None = None
+    """(line, text) of the fault the log ends in: a traceback's exception, a fatal signal or
+    an ERROR line with no progress and no normal end after it."""
     hits: tuple[Hit, ...] = ()
     registrations: tuple[Registration, ...] = ()
     unregistered_nodes: tuple[str, ...] = ()

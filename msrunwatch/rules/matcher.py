@@ -39,8 +39,11 @@ class LineMatcher:
         """How readily a rule yields to others on the same record (0: never)."""
         return self._fallback.get(rule_id, 0)
 
-    def match(self, line: str, level: str = "") -> list[LineMatch]:
-        """Every rule that matches the line (and whose `when` holds for it)."""
+    def match(
+        self, line: str, level: str = "", kind: str = "", frame: str | None = None
+    ) -> list[LineMatch]:
+        """Every rule that matches the line (and whose `when` holds for it); `kind` and
+        `frame` say what the reader knows of the line's place (see rules.variables.LINE)."""
         found: list[LineMatch] = []
         for index in self._prefilter.candidates(line):
             rule = self.rules[index]
@@ -52,10 +55,12 @@ class LineMatcher:
             if m is None:
                 continue
             captures = {k: v for k, v in m.groupdict().items() if v is not None}
-            env = {
-                **{k: capture_value(v) for k, v in captures.items()},
+            env = {  # a capture of the rule's own shadows a line variable of the same name
                 "level": level,
                 "text": line,
+                "kind": kind,
+                "frame": frame,
+                **{k: capture_value(v) for k, v in captures.items()},
             }
             if rule.when is not None and not rule.when.truth(env):
                 continue
