@@ -308,6 +308,7 @@ class Extractor:
             captures=found.captures,
             text=text[:MAX_TEXT],
             subject=found.subject,
+            overrides=found.overrides,
         )
 
     def _keep(self, hit: Hit) -> None:

@@ -34,6 +34,8 @@ class Hit:
     subject: str | None = None
     """The rule's subject capture: the rank (node id, pid or number) the line is about when
     another process logged it."""
+    overrides: tuple[tuple[str, str], ...] = ()
+    """A lookup table's refinements of the rule for this line (category, role, title, hint)."""
 
     def capture(self, name: str) -> str | None:
         """The value of a named capture, if the rule had one."""
