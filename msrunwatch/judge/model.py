@@ -57,6 +57,8 @@ class Finding:
     count: int
     hint: str = ""
     fingerprint: str = ""
+    restated_by: tuple[str, ...] = ()
+    """Rules whose findings only repeated this one and were folded into it."""
 
     @property
     def first(self) -> Occurrence | None:

@@ -70,6 +70,7 @@ def _run_state(
         expected_ranks=run.expected_ranks,
         registered=len(run.registrations),
         missing_ranks=missing_ranks(run),
+        ranks_without_log=sorted(set(plain) - {r.rank for r in run.ranks}),
         silent_ranks=silent_ranks(plain, silences),
         timed_out_ranks=with_status(Status.TIMED_OUT),
         killed_ranks=killed,
@@ -174,7 +175,7 @@ def judge(
     env = _run_env(_run_state(run, plain, found, cause, silences), figures)
     extra = run_findings(rules, run, env)
     cause = cause or rootcause.fallback(found, extra)
-    grouped = findings(found, cause, extra)
+    grouped = findings(found, cause, extra, {r.id: r for r in rules})
     hosts = {g.rank: g.host for g in run.registrations}
     ranks = tuple(
         _rank_report(n, run.rank(n), statuses[n], own.get(n, []), hosts.get(n), ctx)

@@ -129,6 +129,7 @@ def finding(f: Finding) -> dict[str, Any]:
         "hint": f.hint,
         "count": f.count,
         "fingerprint": f.fingerprint,
+        "restated_by": list(f.restated_by),
         "occurrences": [occurrence(o) for o in f.occurrences],
     }
 
