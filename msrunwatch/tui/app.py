@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -14,9 +15,16 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
+from msrunwatch.live.observer import Arrival
 from msrunwatch.live.run import LiveRun, Update
 from msrunwatch.tui.feed import Feed, LiveFeed
-from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+from msrunwatch.tui.messages import (
+    FilesRestarted,
+    FindingsRaised,
+    SnapshotUpdated,
+    TargetsAwaited,
+)
+from msrunwatch.tui.postmortem import log_silence
 from msrunwatch.tui.screens.help import HelpScreen
 from msrunwatch.tui.screens.rank_detail import RankDetail
 from msrunwatch.tui.widgets.filter_bar import FilterBar
@@ -54,9 +62,13 @@ class MsrunwatchApp(App[int]):
         feed: Feed | None = None,
         targets: Sequence[str] = (),
         clock: Callable[[], float] = time.time,
+        exit_when_done: bool = False,
     ) -> None:
         super().__init__()
         self.feed = feed
+        self.exit_when_done = exit_when_done
+        self.gave_up: str | None = None
+        """Why the app exited on its own with code 2 (a target never appeared)."""
         self.targets = tuple(targets)
         self.clock = clock
         self.last: Update | None = None
@@ -102,18 +114,32 @@ class MsrunwatchApp(App[int]):
             self.apply(message.update)
         if self.feed is not None:
             self.feed.applied()
+        if self.exit_when_done and message.update.ended:
+            self.exit(self.verdict_code)
 
     def apply(self, update: Update) -> None:
-        """Show a snapshot everywhere at once."""
+        """Show a snapshot everywhere at once; once the run ended, silences are measured on
+        the log's own clock (a copied run's file times say nothing)."""
         report = update.report
         root = frozenset(report.root_cause.ranks) if report.root_cause else frozenset()
+        silence = log_silence(report) if update.ended else update.silence
         with self.batch_update():
             self.header.show(update)
-            self.table.apply(report.ranks, update.silence, update.time, root)
+            self.table.apply(report.ranks, silence, update.time, root, frozen=update.ended)
             if isinstance(self.screen, RankDetail):
                 rank = next((r for r in report.ranks if r.rank == self.screen.rank.rank), None)
                 if rank is not None:
                     self.screen.show(rank, report.findings)
+
+    def on_targets_awaited(self, message: TargetsAwaited) -> None:
+        if message.expired:
+            self.gave_up = f"{message.missing[0]}: did not appear within the --wait time"
+            self.exit(2)
+            return
+        self.header.awaiting = message
+        self.table.empty_text = f"waiting for {', '.join(message.missing)} to appear…"
+        self.header.refresh()
+        self.table.refresh()
 
     def on_findings_raised(self, message: FindingsRaised) -> None:
         self.findings.add(message.findings, message.root_cause)
@@ -186,13 +212,21 @@ class MsrunwatchApp(App[int]):
         self.table.focus()
 
 
-def run_tui(live: LiveRun, tick_s: float = 0.25) -> int:
-    """Show the live view until the user quits; returns triage's exit code for the run."""
-    feed = LiveFeed(live, tick_s)
-    app = MsrunwatchApp(feed, live.targets)
+def run_tui(
+    live: LiveRun,
+    tick_s: float = 0.25,
+    arrival: Arrival | None = None,
+    exit_when_done: bool = False,
+) -> int:
+    """Show the live view until the user quits (or, with `exit_when_done`, the run ends);
+    returns triage's exit code for the run, 2 when a target never appeared."""
+    feed = LiveFeed(live, tick_s, arrival)
+    app = MsrunwatchApp(feed, live.targets, exit_when_done=exit_when_done)
     code = app.run()
     feed.stop()
     feed.join(JOIN_S)
+    if app.gave_up:
+        print(f"msrunwatch: error: {app.gave_up}", file=sys.stderr)
     if code is None:  # the app failed; Textual printed why
         return app.return_code or 1
     return code

@@ -108,7 +108,7 @@ COLUMNS: tuple[Column, ...] = (
         "STATUS",
         9,
         lambda r, _: r.status.value,
-        lambda r, _: float(cells.STATUS_ORDER.get(r.status, 99)),
+        lambda r, _: float(cells.status_rank(r.status)),
     ),
     Column(
         "phase",

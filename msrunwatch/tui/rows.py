@@ -44,6 +44,8 @@ class Rows:
     silence: dict[int, float] = field(default_factory=dict)
     silence_at: float = 0.0
     """Clock time at which `silence` was measured."""
+    frozen: bool = False
+    """Silences do not grow with the clock (the run ended: they are on the log's clock)."""
     order: list[int] = field(default_factory=list)
     """Row indices shown, top to bottom."""
     sort_key: str = "rank"
@@ -58,11 +60,15 @@ class Rows:
     """Bumped when the rows were rebuilt from scratch (row indices mean other ranks)."""
 
     def apply(
-        self, ranks: Sequence[RankReport], silence: Mapping[int, float], at: float
+        self,
+        ranks: Sequence[RankReport],
+        silence: Mapping[int, float],
+        at: float,
+        frozen: bool = False,
     ) -> list[int]:
         """Take a tick's ranks; returns the indices of rows that changed or were added."""
-        if silence:
-            self.silence, self.silence_at = dict(silence), at
+        if silence or frozen != self.frozen:
+            self.silence, self.silence_at, self.frozen = dict(silence), at, frozen
         changed = self._merge(ranks)
         if len(self.rows) != len(ranks):  # a rank went away: a new run in the same directory
             self._reset()
@@ -107,7 +113,9 @@ class Rows:
     def quiet(self, i: int, now: float) -> float | None:
         """Seconds since row i's log last grew, as of `now`."""
         base = self.silence.get(self.rows[i].rank)
-        return None if base is None else base + max(now - self.silence_at, 0.0)
+        if base is None or self.frozen:
+            return base
+        return base + max(now - self.silence_at, 0.0)
 
     def row_of(self, rank: int) -> int | None:
         return self._by_rank.get(rank)
@@ -116,7 +124,7 @@ class Rows:
 
     def statuses(self) -> list[str]:
         """Filters to cycle through: all, problems, then each status some rank has, worst first."""
-        present = sorted({r.status for r in self.rows}, key=lambda s: cells.STATUS_ORDER[s])
+        present = sorted({r.status for r in self.rows}, key=cells.status_rank)
         return [ALL, PROBLEMS, *(s.value for s in present)]
 
     def refilter(self, now: float) -> list[int]:

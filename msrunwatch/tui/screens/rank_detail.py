@@ -30,7 +30,7 @@ FAULT_CONTEXT = 4
 def figures(r: RankReport) -> Content:
     """Status, host, log, progress, compile and memory as labelled lines."""
     rows: list[tuple[str, str | Content]] = [
-        ("status", Content.assemble((r.status.value, cells.STATUS_STYLE[r.status]), _reason(r))),
+        ("status", Content.assemble((r.status.value, cells.status_style(r.status)), _reason(r))),
         ("host", _host(r)),
         ("log", _log(r)),
         ("progress", _progress(r)),
@@ -206,7 +206,7 @@ class RankDetail(Screen[None]):
         r = self.rank
         title = Content.assemble(
             f"Rank {r.rank}  ",
-            (r.status.value, cells.STATUS_STYLE[r.status]),
+            (r.status.value, cells.status_style(r.status)),
             (f"  {cells.printable(r.host or '')}  {r.log_dir or ''}", "$text-muted"),
         )
         self.query_one("#detail-title", Static).update(title)

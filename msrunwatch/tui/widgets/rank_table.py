@@ -46,7 +46,7 @@ class RankTable(ScrollView, can_focus=True):
         "rank-table--bar-ok",
         "rank-table--bar-high",
         "rank-table--bar-full",
-        *(f"rank-table--{s.value}" for s in Status),
+        *(f"rank-table--{s}" for s in (*(s.value for s in Status), "waiting")),
     }
 
     DEFAULT_CSS = """
@@ -69,6 +69,7 @@ class RankTable(ScrollView, can_focus=True):
         & > .rank-table--killed { color: $text-accent; }
         & > .rank-table--timed-out { color: $text-warning; }
         & > .rank-table--stalled { color: $text-warning; text-style: bold reverse; }
+        & > .rank-table--waiting { color: $text-warning; text-style: italic; }
         & > .rank-table--finished { color: $text-success; }
         & > .rank-table--training { color: $text-primary; }
         & > .rank-table--compiling { color: $text-secondary; }
@@ -135,10 +136,11 @@ class RankTable(ScrollView, can_focus=True):
         silence: Mapping[int, float],
         at: float,
         root: frozenset[int] = frozenset(),
+        frozen: bool = False,
     ) -> None:
-        """Take a tick's ranks; repaint only what changed."""
+        """Take a tick's ranks; repaint only what changed (`frozen`: silences do not grow)."""
         before = (len(self.model.rows), self.model.generation)
-        changed = self.model.apply(ranks, silence, at)
+        changed = self.model.apply(ranks, silence, at, frozen)
         if root != self.painter.root_ranks or self.model.generation != before[1]:
             self.painter.root_ranks = root
             self.painter.clear()

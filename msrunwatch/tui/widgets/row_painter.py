@@ -94,7 +94,7 @@ class RowPainter:
 
     def _cell_style(self, key: str, r: RankReport, quiet: float | None) -> Style | None:
         if key == "status":
-            return self.style(r.status.value)
+            return self.style(r.status.value) if r.status.value in cells.STATUS_STYLES else None
         if key == "rank" and r.rank in self.root_ranks:
             return self.style("root")
         if key == "error":
