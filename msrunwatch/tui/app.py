@@ -47,11 +47,13 @@ class MsrunwatchApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     """Absolute, so subclasses elsewhere (tests) find it too."""
     TITLE = "msrunwatch"
+    ENABLE_COMMAND_PALETTE = False
+    """Every action has a key (`?` lists them); the footer keeps its width for them."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Keys"),
-        Binding("p,space", "toggle_pause", "Pause/follow"),
+        Binding("p,space", "toggle_pause", "Pause/follow", show=False),
         Binding("slash", "focus_filter", "Filter"),
         Binding("c", "root_cause", "Root cause"),
         Binding("escape", "clear_filters", "Clear filters", show=False),

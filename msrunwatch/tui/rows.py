@@ -7,13 +7,14 @@ rows change or the user changes the sort or filter, so a key press never walks t
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from msrunwatch.judge.model import RankReport, Status
 from msrunwatch.tui import cells
-from msrunwatch.tui.columns import BY_KEY, COLUMNS, Column
+from msrunwatch.tui.columns import BY_KEY, COLUMNS, LONE_HOST_PRIORITY, Column
 
 _RANK_SPEC = re.compile(r"^\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*,?\s*$")
 
@@ -56,6 +57,9 @@ class Rows:
     _haystack: dict[int, tuple[int, str]] = field(default_factory=dict)
     _shown: set[str] = field(default_factory=set)
     host_width: int = 4
+    hosts: set[str] = field(default_factory=set)
+    error_width: int = 0
+    """Cells of the longest FIRST ERROR text."""
     generation: int = 0
     """Bumped when the rows were rebuilt from scratch (row indices mean other ranks)."""
 
@@ -97,18 +101,26 @@ class Rows:
         self.rows, self.version, self._by_rank = [], [], {}
         self._haystack.clear()
         self._shown.clear()
-        self.host_width = 4
+        self.hosts.clear()
+        self.host_width, self.error_width = 4, 0
 
     def _note_shown(self, r: RankReport) -> None:
-        if r.host is not None and len(r.host) > self.host_width:
-            self.host_width = min(len(r.host), MAX_HOST_WIDTH)
+        if r.host is not None:
+            self.hosts.add(r.host)
+            self.host_width = max(self.host_width, min(len(r.host), MAX_HOST_WIDTH))
+        self.error_width = max(self.error_width, len(cells.first_error(r)))
         for c in COLUMNS:
             if c.shown is not None and c.key not in self._shown and c.shown(r):
                 self._shown.add(c.key)
 
     def columns(self) -> list[Column]:
-        """The columns some rank has data for."""
-        return [c for c in COLUMNS if c.shown is None or c.key in self._shown]
+        """The columns some rank has data for (HOST least important when there is one)."""
+        lone = len(self.hosts) <= 1
+        return [
+            dataclasses.replace(c, priority=LONE_HOST_PRIORITY) if c.key == "host" and lone else c
+            for c in COLUMNS
+            if c.shown is None or c.key in self._shown
+        ]
 
     def quiet(self, i: int, now: float) -> float | None:
         """Seconds since row i's log last grew, as of `now`."""
