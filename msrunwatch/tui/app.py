@@ -11,12 +11,14 @@ from typing import ClassVar
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from msrunwatch.live.observer import Arrival
 from msrunwatch.live.run import LiveRun, Update
+from msrunwatch.tui import navigate
 from msrunwatch.tui.feed import Feed, LiveFeed
 from msrunwatch.tui.messages import (
     FilesRestarted,
@@ -27,12 +29,13 @@ from msrunwatch.tui.messages import (
 from msrunwatch.tui.postmortem import log_silence
 from msrunwatch.tui.screens.help import HelpScreen
 from msrunwatch.tui.screens.rank_detail import RankDetail
+from msrunwatch.tui.screens.timeline import TimelineScreen
 from msrunwatch.tui.widgets.filter_bar import FilterBar
 from msrunwatch.tui.widgets.findings_panel import FindingsPanel
 from msrunwatch.tui.widgets.rank_table import RankTable
 from msrunwatch.tui.widgets.run_header import RunHeader
 
-MAIN_ONLY = frozenset({"focus_filter", "root_cause", "clear_filters"})
+MAIN_ONLY = frozenset({"focus_filter", "root_cause", "clear_filters", "timeline"})
 JOIN_S = 5.0
 """How long quitting waits for a tick that is under way."""
 
@@ -56,6 +59,7 @@ class MsrunwatchApp(App[int]):
         Binding("p,space", "toggle_pause", "Pause/follow", show=False),
         Binding("slash", "focus_filter", "Filter"),
         Binding("c", "root_cause", "Root cause"),
+        Binding("t", "timeline", "Timeline"),
         Binding("escape", "clear_filters", "Clear filters", show=False),
     ]
 
@@ -160,10 +164,25 @@ class MsrunwatchApp(App[int]):
     # -- messages from widgets -----------------------------------------------------------
 
     def on_rank_table_rank_selected(self, message: RankTable.RankSelected) -> None:
-        report = self.last.report if self.last is not None else None
-        rank = next((r for r in report.ranks if r.rank == message.rank), None) if report else None
-        if report is not None and rank is not None:
-            self.push_screen(RankDetail(rank, report.findings))
+        if self.last is not None:
+            self._open(navigate.rank(self.last.report, message.rank))
+
+    def on_findings_panel_evidence_requested(
+        self, message: FindingsPanel.EvidenceRequested
+    ) -> None:
+        if self.last is not None:
+            self._open(navigate.evidence(self.last.report, message.finding))
+
+    def on_timeline_screen_line_chosen(self, message: TimelineScreen.LineChosen) -> None:
+        if self.last is not None:
+            self._open(navigate.timeline_line(self.last.report, message.entry))
+
+    def _open(self, screen: Screen[None] | str | None) -> None:
+        """Push a screen, or say why there is none."""
+        if isinstance(screen, str):
+            self.notify(screen)
+        elif screen is not None:
+            self.push_screen(screen)
 
     def on_rank_table_view_changed(self, message: RankTable.ViewChanged) -> None:
         self.filter_bar.show_summary(message.summary)
@@ -203,6 +222,9 @@ class MsrunwatchApp(App[int]):
         self.filter_bar.query_one(Input).value = ""
         self.table.filter_status("all")
         self.table.focus()
+
+    def action_timeline(self) -> None:
+        self._open(navigate.timeline(self.last.report) if self.last else "no logs yet")
 
     def action_root_cause(self) -> None:
         report = self.last.report if self.last is not None else None

@@ -37,14 +37,14 @@ def level(line: str) -> str:
     return "W" if _WARNING.search(line) else ""
 
 
-def condense(line: str) -> str:
+def condense(line: str, with_time: bool = True) -> str:
     """`05:34:25.600 ERROR message`: a GLOG line's ~100-character prefix cut to time and
-    level; other lines as they are."""
+    level (only the level when the time is shown beside it); other lines as they are."""
     m = _GLOG.match(line)
     if m is None:
         return line
-    word = LEVEL_WORDS.get(m["level"], m["level"][:5])
-    return f"{m['time']} {word:<5} {m['message']}"
+    word = f"{LEVEL_WORDS.get(m['level'], m['level'][:5]):<5} {m['message']}"
+    return f"{m['time']} {word}" if with_time else word
 
 
 @dataclass(frozen=True, slots=True)

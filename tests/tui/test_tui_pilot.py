@@ -261,7 +261,7 @@ async def test_findings_are_grouped_across_ranks_root_cause_first() -> None:
         assert "ROOT CAUSE" in body
 
 
-async def test_a_finding_the_verdict_drops_stays_but_is_marked_gone() -> None:
+async def test_a_finding_the_verdict_drops_stays_but_is_marked_withdrawn() -> None:
     """Half-way through catching up, a rank looks silent; once its log is read, it is not."""
     report = oom_with_timeouts()
     silent = dataclasses.replace(
@@ -279,8 +279,8 @@ async def test_a_finding_the_verdict_drops_stays_but_is_marked_gone() -> None:
         assert target.findings.ordered()[-1].rule == "silent-rank"
         body = str(target.findings.query_one("#findings-body").render())
         assert body.count("ROOT CAUSE") == 1
-        assert "gone  error   silent-rank on rank 5" in body
-        assert "1 gone" in str(target.findings.border_title)
+        assert "withdrawn (no longer in the verdict)  error   silent-rank on rank 5" in body
+        assert "1 withdrawn" in str(target.findings.border_title)
 
 
 async def test_a_truncated_log_is_announced() -> None:

@@ -203,6 +203,7 @@ class RankDetail(Screen[None]):
         return self.query_one("#detail-lines", LogView)
 
     def on_mount(self) -> None:
+        self.query_one("#detail-top").display = self.rank.rank >= 0  # not the scheduler's
         self._show_figures()
         self._read()
         self.view.focus()
@@ -248,7 +249,7 @@ class RankDetail(Screen[None]):
     def _show_figures(self) -> None:
         r = self.rank
         title = Content.assemble(
-            f"Rank {r.rank}  ",
+            f"Rank {r.rank}  " if r.rank >= 0 else f"{r.file}  ",
             (r.status.value, cells.status_style(r.status)),
             (f"  {cells.printable(r.host or '')}  {r.log_dir or ''}", "$text-muted"),
         )
@@ -285,6 +286,7 @@ class RankDetail(Screen[None]):
 
     def action_search(self) -> None:
         search = self.query_one("#detail-search", Input)
+        search.value = ""
         search.add_class("-active")
         search.focus()
 

@@ -99,6 +99,8 @@ class LogView(ScrollView, can_focus=True):
         self.faults: frozenset[int] = frozenset()
         """Lines a rule fired on (0-based), marked."""
         self.pattern: re.Pattern[str] | None = None
+        self.shorten: Callable[[str], str] = condense
+        """How a line is condensed (the timeline shows the time in its gutter)."""
         self._rows: tuple[tuple[int, int, bool, bool, int], list[Row]] | None = None
         self._widest = 0
 
@@ -125,8 +127,7 @@ class LogView(ScrollView, can_focus=True):
 
     def text(self, n: int) -> str:
         """Line n as shown: printable, its GLOG prefix condensed unless asked otherwise."""
-        raw = cells.printable(self.source.line(n))
-        return condense(raw) if self.condensed else raw
+        return self.text_of(self.source.line(n))
 
     # -- drawing -----------------------------------------------------------------------
 
@@ -292,7 +293,7 @@ class LogView(ScrollView, can_focus=True):
     def text_of(self, raw: str) -> str:
         """A raw line as shown (what search looks in)."""
         line = cells.printable(raw)
-        return condense(line) if self.condensed else line
+        return self.shorten(line) if self.condensed else line
 
     def action_toggle_wrap(self) -> None:
         self.wrap = not self.wrap
