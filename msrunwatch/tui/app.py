@@ -58,7 +58,7 @@ class MsrunwatchApp(App[int]):
         Binding("question_mark", "help", "Keys"),
         Binding("p,space", "toggle_pause", "Pause/follow", show=False),
         Binding("slash", "focus_filter", "Filter"),
-        Binding("c", "root_cause", "Root cause"),
+        Binding("c", "root_cause", "Cause"),
         Binding("t", "timeline", "Timeline"),
         Binding("escape", "clear_filters", "Clear filters", show=False),
     ]

@@ -53,8 +53,8 @@ class LogView(ScrollView, can_focus=True):
     LogView {
         background: $surface;
         & > .log-view--gutter { color: $text-muted; }
-        & > .log-view--cursor { background: $block-cursor-background;
-                                color: $block-cursor-foreground; }
+        & > .log-view--cursor { background: $block-cursor-blurred-background; }
+        &:focus > .log-view--cursor { background: $block-cursor-background; }
         & > .log-view--error { color: $text-error; }
         & > .log-view--warning { color: $text-warning; }
         & > .log-view--fault { background: $error-muted; color: $text; text-style: bold; }

@@ -54,10 +54,10 @@ class RankTable(ScrollView, can_focus=True):
         height: auto;
         background: $surface;
         & > .rank-table--header { text-style: bold; background: $panel; color: $foreground; }
-        & > .rank-table--cursor {
-            background: $block-cursor-background; color: $block-cursor-foreground;
+        & > .rank-table--cursor { background: $block-cursor-background; color: auto 100%; }
+        & > .rank-table--cursor-blurred {
+            background: $block-cursor-blurred-background; color: auto 100%;
         }
-        & > .rank-table--cursor-blurred { background: $block-cursor-blurred-background; }
         & > .rank-table--root { background: $error; color: $text; text-style: bold; }
         & > .rank-table--error { color: $text-error; }
         & > .rank-table--warn { color: $text-warning; }
@@ -88,7 +88,7 @@ class RankTable(ScrollView, can_focus=True):
         Binding("enter", "select", "Detail"),
         Binding("s", "sort", "Sort"),
         Binding("r", "reverse", "Reverse", show=False),
-        Binding("f", "status_filter", "Status filter"),
+        Binding("f", "status_filter", "Status"),
         Binding("a", "every_column", "All columns", show=False),
     ]
 

@@ -181,6 +181,8 @@ class RunHeader(Widget):
         where = fmt.where_path(c.log_dir, c.file, c.line)
         stamp = fmt.when(c.time, c.time_exact)
         at = Content.assemble(("at ", "$text-muted"), where, (f"  {stamp}", "$text-muted"))
+        if at.cell_length + len(memory) + 2 > width:  # the evidence before the memory
+            return [message.truncate(width, ellipsis=True), at.truncate(width, ellipsis=True)]
         return [message.truncate(width, ellipsis=True), _spread(at, Content(memory), width)]
 
     def _where(self) -> str:
