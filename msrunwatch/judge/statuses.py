@@ -179,11 +179,16 @@ def silent_ranks(plain: Mapping[int, Status], silences: Mapping[int, float] | No
     return [r for r in ranks if r in silences and silences[r] >= WRITING_S]
 
 
-def with_stalls(statuses: Statuses, own: Mapping[int, list[Sighting]]) -> Statuses:
-    """A rank a rule with effect `stall` fired on, and that has not ended, is stalled."""
+RANK_EFFECTS = {Effect.FAIL: Status.FAILED, Effect.STALL: Status.STALLED}
+"""What a rank rule's effect makes of a rank that has neither ended nor shown a fault."""
+
+
+def with_rank_effects(statuses: Statuses, ranked: Mapping[int, list[Sighting]]) -> Statuses:
+    """Rank rules judge a rank's state as a whole (silent too long, never joined the
+    cluster): their `fail` or `stall` effect applies to a rank still quiet."""
     out = dict(statuses)
     for rank, (status, _) in statuses.items():
-        stall = next((s for s in own.get(rank, []) if s.rule.effect is Effect.STALL), None)
-        if stall is not None and status in QUIET:
-            out[rank] = (Status.STALLED, stall.hit.message)
+        hit = next((s for s in ranked.get(rank, []) if s.rule.effect in RANK_EFFECTS), None)
+        if hit is not None and status in QUIET:
+            out[rank] = (RANK_EFFECTS[hit.rule.effect], hit.hit.message)
     return out

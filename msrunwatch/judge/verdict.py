@@ -9,7 +9,13 @@ from dataclasses import replace
 from typing import Any
 
 from msrunwatch.judge import rootcause
-from msrunwatch.judge.conditions import rank_sightings, rank_silences, run_figures, run_findings
+from msrunwatch.judge.conditions import (
+    LineEvidence,
+    rank_sightings,
+    rank_silences,
+    run_figures,
+    run_findings,
+)
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.findings import findings
 from msrunwatch.judge.model import Finding, FirstError, RankReport, Report, RootCause, Status
@@ -19,7 +25,7 @@ from msrunwatch.judge.statuses import (
     own_sightings,
     rank_statuses,
     silent_ranks,
-    with_stalls,
+    with_rank_effects,
 )
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.expr import Expr
@@ -70,7 +76,6 @@ def _run_state(
         failed_ranks=with_status(Status.FAILED),
         root_ranks=root,
         has_cause=cause is not None,
-        categories=sorted({s.rule.category for s in found}),
     )
 
 
@@ -158,11 +163,14 @@ def judge(
     silences = rank_silences(run, ctx)
     statuses = rank_statuses(run, own_sightings(found), found, silences)
     plain = {r: s for r, (s, _) in statuses.items()}
-    found = sorted([*found, *rank_sightings(rules, run, plain, ctx)], key=lambda s: s.sort_key)
+    seen = LineEvidence.of(run, found)
+    ranked = rank_sightings(rules, run, plain, ctx, seen)
+    found = sorted([*found, *ranked], key=lambda s: s.sort_key)
     own = own_sightings(found)
-    statuses = with_stalls(statuses, own)
-    cause = rootcause.from_causes(found)
-    figures = values(run_figures(run, plain, ctx))
+    statuses = with_rank_effects(statuses, own_sightings(ranked))
+    world = run.expected_ranks or len(run.ranks)
+    cause = rootcause.from_causes(found) or rootcause.from_peers(found, plain, world)
+    figures = values(run_figures(run, plain, ctx, LineEvidence.of(run, found)))
     env = _run_env(_run_state(run, plain, found, cause, silences), figures)
     extra = run_findings(rules, run, env)
     cause = cause or rootcause.fallback(found, extra)

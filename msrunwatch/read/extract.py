@@ -53,6 +53,8 @@ class Extractor:
         self._finished_line: int | None = None
         self._training_started = False
         self._pipeline_stages: int | None = None
+        self._meta_failures = 0
+        self._meta_url: str | None = None
         self._activity: float | None = None
         self._hits: dict[tuple[str, ...], Hit] = {}
         self._registrations: dict[str, Registration] = {}
@@ -155,7 +157,10 @@ class Extractor:
         if self.role is FileRole.SCHEDULER:
             self._scheduler(msg)
             return
-        if m := P.NODE_RANK.search(msg):
+        if m := P.META_CONNECT_FAILED.search(msg):
+            self._meta_failures += 1
+            self._meta_url = m["url"]
+        elif m := P.NODE_RANK.search(msg):
             self._rank_from_log, self._node_id = int(m["rank"]), m["node"]
         elif m := P.SIM_RANK.search(msg):
             self._rank_from_log = int(m["rank"])
@@ -350,6 +355,8 @@ class Extractor:
             finished_line=self._finished_line,
             training_started=self._training_started,
             pipeline_stages=self._pipeline_stages,
+            meta_connect_failures=self._meta_failures,
+            meta_server_url=self._meta_url,
             hits=tuple(sorted(hits.values(), key=lambda h: h.line)),
             registrations=tuple(self._registrations.values()),
             unregistered_nodes=tuple(self._unregistered),

@@ -144,6 +144,10 @@ class FileFacts:
     """A marker that the training loop began (Megatron's `[before the start of training step]`)."""
     pipeline_stages: int | None = None
     """Pipeline stages the log announces (MindFormers)."""
+    meta_connect_failures: int = 0
+    """Attempts to reach the scheduler that failed (a few are normal while it starts)."""
+    meta_server_url: str | None = None
+    """Where this worker looked for the scheduler."""
     hits: tuple[Hit, ...] = ()
     registrations: tuple[Registration, ...] = ()
     unregistered_nodes: tuple[str, ...] = ()

@@ -127,6 +127,9 @@ SIM_RANK = Shape(
     r"RANK_SIZE: (?P<size>\d+)"
 )
 
+# A worker registering with the scheduler (meta server): each failed attempt is logged.
+META_CONNECT_FAILED = Shape(r"Failed to connect to the meta server node url: (?P<url>\S+)")
+
 # Scheduler.
 REGISTERED = Shape(
     r"The new node: (?P<node>\S+?)\(role: MS_WORKER\), rank id: (?P<rank>\d+), "

@@ -19,9 +19,9 @@ from msrunwatch.core.errors import ExprError, RuleError, YamlError
 from msrunwatch.core.yamlload import Positions, load
 from msrunwatch.rules import variables
 from msrunwatch.rules.expr import Expr
-from msrunwatch.rules.model import Rule, Scope, Subject, compile_pattern
+from msrunwatch.rules.model import Peer, Rule, Scope, Subject, compile_pattern
 from msrunwatch.rules.template import check_template
-from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity
+from msrunwatch.rules.vocab import CATEGORIES, Blame, Effect, Refers, Role, Severity
 from msrunwatch.schemas import files
 
 if TYPE_CHECKING:
@@ -81,6 +81,10 @@ def _schema_error(error: ValidationError, data: Any, pos: Positions) -> tuple[st
         where = path[-1] if path else "value"
         choices = ", ".join(str(v) for v in schema.get("enum", []))
         return f"{where} must be one of: {choices} (not {error.instance!r})", pos.of(path)
+    if error.validator == "anyOf" and path and path[-1] == "category":
+        choices = ", ".join(schema["anyOf"][0]["enum"])
+        message = f"category must be one of: {choices}, or x-<name> (not {error.instance!r})"
+        return message, pos.of(path)
     if error.validator == "type":
         where = path[-1] if path else "the file"
         return f"{where} must be of type {error.validator_value}", pos.of(path)
@@ -169,6 +173,7 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
             line, col = pos.of((key,))
             raise RuleError(path, f"{key}: {problem}", line, col, rule_id)
     _subject(path, data, pos, match)
+    _peer(path, data, pos, match)
 
 
 def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False) -> Rule:
@@ -194,6 +199,7 @@ def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False)
         blame=Blame(data.get("blame", "first")),
         effect=Effect(effect) if effect else Effect.default(role, severity, scope is Scope.LINE),
         subject=_subject_of(data),
+        peer=_peer(path, data, pos, None),
         aliases=tuple(data.get("aliases", ())),
         pattern=data.get("match"),
         when=when,
@@ -228,6 +234,31 @@ def _subject(
             data["id"],
         )
     return _subject_of(data)
+
+
+PEER_NAMES = {"rank", "world"}
+"""What a peer expression may read besides the line's captures."""
+
+
+def _peer(
+    path: Path, data: dict[str, Any], pos: Positions, match: regex.Pattern[str] | None
+) -> Peer | None:
+    """The `peer` declaration; validated against the pattern's groups when one is given."""
+    given = data.get("peer")
+    if given is None:
+        return None
+    names = None if match is None else PEER_NAMES | set(match.groupindex)
+    try:
+        rank = Expr(given["rank"], names)
+    except ExprError as exc:
+        line, col = pos.of(("peer", "rank"))
+        raise RuleError(path, f"peer rank: {exc}", line, col, data["id"]) from None
+    for key in ("suspect", "if_ended"):
+        value = given.get(key)
+        if value is not None and value not in CATEGORIES and not value.startswith("x-"):
+            line, col = pos.of(("peer", key))
+            raise RuleError(path, f"peer {key}: unknown category {value!r}", line, col, data["id"])
+    return Peer(rank, given["suspect"], given.get("if_ended"))
 
 
 def _subject_of(data: dict[str, Any]) -> Subject | None:

@@ -52,7 +52,11 @@ class LineMatcher:
             if m is None:
                 continue
             captures = {k: v for k, v in m.groupdict().items() if v is not None}
-            env = {**{k: _value(v) for k, v in captures.items()}, "level": level, "text": line}
+            env = {
+                **{k: capture_value(v) for k, v in captures.items()},
+                "level": level,
+                "text": line,
+            }
             if rule.when is not None and not rule.when.truth(env):
                 continue
             message = render(rule.message, env)
@@ -65,7 +69,7 @@ class LineMatcher:
         return found
 
 
-def _value(text: str) -> int | float | str:
+def capture_value(text: str) -> int | float | str:
     """A capture as a number when it is one (and prints the same), so conditions compare it."""
     try:
         number: int | float = int(text)

@@ -80,6 +80,17 @@ class RankState:
     silence_s: Number | None = var(
         "seconds since the rank's log last grew (live view only; None in triage)"
     )
+    joined: bool = var(
+        "the rank's log says the cluster was built (`This node <n> rank id: <r>`)", False
+    )
+    registered: bool = var("the scheduler's log shows this rank registering", False)
+    meta_connect_failures: int = var(
+        "failed attempts to reach the scheduler (`Failed to connect to the meta server`); a "
+        "few are normal while it starts",
+        0,
+    )
+    meta_server_url: str | None = var("the scheduler address the rank tried to reach")
+    fired: list[str] = var("list: ids of the line rules that fired on the rank's own log", ())
     age_s: Number | None = var(
         "seconds since the run's first line (live view only; None in triage)"
     )
@@ -118,6 +129,9 @@ class RunFigures:
     ranks_recent: int = var("ranks whose log grew within stall_after_s (live view)", 0)
     silent_first_ranks: list[int] = var(
         "list: when every running rank is silent, the ones that went quiet first", ()
+    )
+    categories: list[str] = var(
+        "list: the categories of every finding from log lines (run rules: and rank rules)", ()
     )
 
 
@@ -160,7 +174,6 @@ class RunState:
         "list: the ranks of the root cause found from log lines and rank rules", ()
     )
     has_cause: bool = var("a rank logged a fault of its own", False)
-    categories: list[str] = var("list: the categories of every finding from lines and ranks", ())
 
 
 def values(state: Any) -> dict[str, Any]:

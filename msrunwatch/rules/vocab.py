@@ -99,5 +99,17 @@ CATEGORIES: tuple[str, ...] = (
     "compile-error",
     "config-error",
     "stalled",
+    # categories v2
+    "device-error",
+    "collective-error",
+    "host-oom",
+    "nan-loss",
+    "early-exit",
+    "job-stopped",
+    "io-error",
+    "network-error",
+    "environment-error",
+    "unclassified",
 )
-"""The fixed category vocabulary of the JSON report."""
+"""The category vocabulary of the JSON report (README: "Categories"). User rules may add
+their own with an `x-` prefix."""
