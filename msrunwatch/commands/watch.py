@@ -37,7 +37,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     try:
         if args.headless:
             return _headless(args, live, arrival)
-        from msrunwatch.tui.app import run_tui  # type: ignore[import-not-found,unused-ignore]
+        from msrunwatch.tui.launch import run_tui  # type: ignore[import-not-found,unused-ignore]
 
         if args.color == "never":
             import os

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -16,10 +15,9 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
-from msrunwatch.live.observer import Arrival
-from msrunwatch.live.run import LiveRun, Update
+from msrunwatch.live.run import Update
 from msrunwatch.tui import navigate
-from msrunwatch.tui.feed import Feed, LiveFeed
+from msrunwatch.tui.feed import Feed
 from msrunwatch.tui.messages import (
     FilesRestarted,
     FindingsRaised,
@@ -36,8 +34,6 @@ from msrunwatch.tui.widgets.rank_table import RankTable
 from msrunwatch.tui.widgets.run_header import RunHeader
 
 MAIN_ONLY = frozenset({"focus_filter", "root_cause", "clear_filters", "timeline"})
-JOIN_S = 5.0
-"""How long quitting waits for a tick that is under way."""
 
 
 class MsrunwatchApp(App[int]):
@@ -234,23 +230,3 @@ class MsrunwatchApp(App[int]):
         if not any(self.table.show_rank(rank) for rank in report.root_cause.ranks):
             self.notify("the root-cause rank is filtered out (escape clears the filters)")
         self.table.focus()
-
-
-def run_tui(
-    live: LiveRun,
-    tick_s: float = 0.25,
-    arrival: Arrival | None = None,
-    exit_when_done: bool = False,
-) -> int:
-    """Show the live view until the user quits (or, with `exit_when_done`, the run ends);
-    returns triage's exit code for the run, 2 when a target never appeared."""
-    feed = LiveFeed(live, tick_s, arrival)
-    app = MsrunwatchApp(feed, live.targets, exit_when_done=exit_when_done)
-    code = app.run()
-    feed.stop()
-    feed.join(JOIN_S)
-    if app.gave_up:
-        print(f"msrunwatch: error: {app.gave_up}", file=sys.stderr)
-    if code is None:  # the app failed; Textual printed why
-        return app.return_code or 1
-    return code

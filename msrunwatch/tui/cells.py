@@ -13,9 +13,21 @@ BAR_WIDTH = 8
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0a-\x1f\x7f\x9b]")
 
-PROBLEMS = frozenset({Status.FAILED, Status.KILLED, Status.TIMED_OUT, Status.STALLED})
-"""Statuses the "problems" filter keeps."""
-RUNNING = frozenset({Status.STARTING, Status.COMPILING, Status.TRAINING})
+PROBLEMS = frozenset({"failed", "killed", "timed-out", "stalled", "waiting"})
+"""Statuses (by value) the "problems" filter keeps."""
+RUNNING = frozenset({"starting", "compiling", "training"})
+"""Statuses (by value) of a rank still at work."""
+
+
+def is_problem(status: Status) -> bool:
+    """Whether the "problems" filter keeps a rank of this status."""
+    return status.value in PROBLEMS
+
+
+def is_running(status: Status) -> bool:
+    """Whether a rank of this status is still at work (its log is followed at its end)."""
+    return status.value in RUNNING
+
 
 STATUS_STYLES = {
     "failed": "bold $text-error",

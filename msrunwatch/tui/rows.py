@@ -166,7 +166,7 @@ class Rows:
         if wanted == ALL:
             return lambda s: True
         if wanted == PROBLEMS:
-            return lambda s: s in cells.PROBLEMS
+            return cells.is_problem
         return lambda s: s.value == wanted
 
     def _search_text(self, i: int) -> str:

@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
-from textual import on
+from textual import on, work
 from textual.app import SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
@@ -120,6 +120,10 @@ def rank_findings(rank: int, findings: Iterable[Finding]) -> Content:
     return Content("\n").join(lines)
 
 
+BACKGROUND_INDEX = 32 << 20
+"""Logs larger than this are first indexed on a worker thread (the screen opens at once)."""
+
+
 class FileSource:
     """A log file for the viewer: its lines, numbered from 1 in the gutter."""
 
@@ -206,9 +210,28 @@ class RankDetail(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#detail-top").display = self.rank.rank >= 0  # not the scheduler's
         self._show_figures()
-        self._read()
         self.view.focus()
+        path = self.path
+        size = os.path.getsize(path) if path and os.path.isfile(path) else 0
+        if size > BACKGROUND_INDEX:
+            self._caption(f"{path}: counting the lines of {fmt.size(size)}…")
+            self._index_log()
+            return
+        self._read()
         self.call_after_refresh(self.view.go_to, self._opening_line())
+
+    @work(thread=True, exclusive=True, group="log-index", description="Index the log")
+    def _index_log(self) -> None:
+        """A large log's first index, off the UI thread (about a second per GiB)."""
+        doc = LogDoc(self.doc.path)
+        doc.index()
+        self.app.call_from_thread(self._indexed, doc)
+
+    def _indexed(self, doc: LogDoc) -> None:
+        self.doc = doc
+        self.view.source = FileSource(doc)
+        self._read()
+        self.view.go_to(self._opening_line())
 
     @property
     def path(self) -> str | None:
@@ -233,7 +256,7 @@ class RankDetail(Screen[None]):
         if self.start_line is not None:
             return self.start_line - 1
         faults = sorted(self.view.faults)
-        if faults and self.rank.status not in cells.RUNNING:
+        if faults and not cells.is_running(self.rank.status):
             return faults[0]
         return -1
 

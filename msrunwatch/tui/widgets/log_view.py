@@ -224,12 +224,20 @@ class LogView(ScrollView, can_focus=True):
             return
         n = max(0, min(n if n >= 0 else count + n, count - 1))
         self.cursor = n
-        top = round(self.scroll_offset.y)
-        if n < top or not self._visible(n):
-            self.scroll_to(y=max(n - context, 0), animate=False, immediate=True)
         self._rows = None
+        top = round(self.scroll_offset.y)
+        if n < top:
+            self._scroll_top(max(n - context, 0))
+        elif not self._visible(n):
+            self._scroll_top(max(n - self.size.height + 1 + context, 0))
+            while not self._visible(n) and round(self.scroll_offset.y) < n:
+                self._scroll_top(round(self.scroll_offset.y) + 1)  # wrapped lines above
         self.refresh()
         self.post_message(self.CursorMoved(self, n))
+
+    def _scroll_top(self, line: int) -> None:
+        self.scroll_to(y=line, animate=False, immediate=True)
+        self._rows = None
 
     def _visible(self, n: int) -> bool:
         """Whether line n is drawn whole on the screen now."""

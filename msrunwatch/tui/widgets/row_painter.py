@@ -135,7 +135,7 @@ class RowPainter:
         if key == "error":
             return self.style("error")
         if key == "silent":
-            running = r.status in cells.RUNNING
+            running = cells.is_running(r.status)
             return self.style("warn" if running and (quiet or 0) >= QUIET_WARN_S else "muted")
         if key == "loss" and r.progress is not None and r.progress.loss is not None:
             return self.style("error") if not abs(r.progress.loss) < float("inf") else None
