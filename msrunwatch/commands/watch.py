@@ -29,6 +29,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         from msrunwatch.commands.triage import cmd_triage
 
         return cmd_triage(_triage_args(args))
+    if "-" in args.dirs:
+        raise UsageError("- (standard input) is read by triage and check, not followed live")
     from msrunwatch.live.observer import Arrival
     from msrunwatch.live.run import LiveRun
 

@@ -33,6 +33,7 @@ from msrunwatch.tui.widgets.findings_panel import FindingsPanel
 from msrunwatch.tui.widgets.rank_table import RankTable
 from msrunwatch.tui.widgets.run_header import RunHeader
 
+EMPTY = "waiting for rank logs…"
 MAIN_ONLY = frozenset({"focus_filter", "root_cause", "clear_filters", "timeline"})
 
 
@@ -108,6 +109,7 @@ class MsrunwatchApp(App[int]):
 
     def on_snapshot_updated(self, message: SnapshotUpdated) -> None:
         self.last = message.update
+        self.table.empty_text = EMPTY
         self.findings.reconcile(message.update.report)
         if self.paused:
             self.header.waiting += 1
@@ -174,7 +176,10 @@ class MsrunwatchApp(App[int]):
             self._open(navigate.timeline_line(self.last.report, message.entry))
 
     def _open(self, screen: Screen[None] | str | None) -> None:
-        """Push a screen, or say why there is none."""
+        """Push a screen, or say why there is none (nothing once quitting began: keys typed
+        after `q` must not mount a screen in a closing app)."""
+        if self._exit:
+            return
         if isinstance(screen, str):
             self.notify(screen)
         elif screen is not None:
@@ -201,7 +206,7 @@ class MsrunwatchApp(App[int]):
         self.exit(self.verdict_code)
 
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
+        if not self._exit and not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
     def action_toggle_pause(self) -> None:

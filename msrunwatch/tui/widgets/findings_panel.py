@@ -17,6 +17,8 @@ from msrunwatch.report import fmt
 from msrunwatch.tui import cells
 
 Key = tuple[str, str]
+ROLE_ORDER = {"root-cause": 0, "note": 2}
+"""The root cause first, context notes after the faults (any other role in between)."""
 
 
 def describe(f: Finding) -> str:
@@ -119,13 +121,13 @@ class FindingsPanel(VerticalScroll, can_focus=True):
 
     def ordered(self) -> list[Finding]:
         """Root cause first, then the newest first (a batch keeps the verdict's order), then
-        the findings that are gone."""
+        notes, then the findings that are gone."""
         return [f for _, _, f in self._entries()]
 
     def _entries(self) -> list[tuple[int, int, Finding]]:
         def order(entry: tuple[int, int, Finding]) -> tuple[int, int, int]:
             batch, position, f = entry
-            group = 2 if self.is_gone(batch, f) else 0 if f.role == "root-cause" else 1
+            group = 3 if self.is_gone(batch, f) else ROLE_ORDER.get(f.role, 1)
             return group, -batch, position
 
         return sorted(self.findings.values(), key=order)
