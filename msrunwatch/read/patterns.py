@@ -182,3 +182,5 @@ FINISHED = Shape(
 )
 
 TRACEBACK_START = "Traceback (most recent call last):"
+FATAL = Shape(r"^Fatal Python error: |\*\*\* Process received signal \*\*\*|^Signal: \w")
+"""A process dying of a signal, as Python's faulthandler or a signal handler reports it."""
