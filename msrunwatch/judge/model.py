@@ -21,6 +21,8 @@ class Status(StrEnum):
     KILLED = "killed"
     TIMED_OUT = "timed-out"
     STALLED = "stalled"
+    WAITING = "waiting"
+    """Live view: quiet after another rank failed, not yet confirmed killed."""
     UNKNOWN = "unknown"
 
 
@@ -151,6 +153,8 @@ class RankReport:
     exit_code: int | None = None
     estimate: RankEstimate | None = None
     """Given a config: the estimate for this rank's pipeline stage."""
+    waiting_on: tuple[int, ...] = ()
+    """A waiting rank: the ranks of the root cause it waits on (since its last_time)."""
 
 
 @dataclass(frozen=True, slots=True)

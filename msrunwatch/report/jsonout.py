@@ -95,6 +95,7 @@ def rank(r: RankReport) -> dict[str, Any]:
             "used_mb": _round(r.estimate.used_mb),
             "actual_mb": _round(r.estimate.actual_mb),
         },
+        "waiting_on": list(r.waiting_on),
     }
 
 
