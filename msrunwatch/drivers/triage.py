@@ -12,6 +12,7 @@ from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
 from msrunwatch.read.discover import LogFile, console_file, discover_target
 from msrunwatch.read.facts import FileFacts, FileRole
+from msrunwatch.read.pieces import Piece, Source, Torn, bounds, join, scan_piece
 from msrunwatch.read.runstate import assemble
 from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.matcher import LineMatcher
@@ -21,6 +22,10 @@ BLOCK = 8 << 20
 """Bytes read per system call: large blocks keep the per-block cost negligible."""
 PARALLEL_BYTES = 32 << 20
 """Below this much input, forking workers costs more than it saves."""
+MIN_PIECE = 16 << 20
+"""A file is cut into pieces no smaller than this (each costs a look for its first line)."""
+PIECES_PER_WORKER = 4
+"""Work is dealt in about this many parts per worker, so the workers finish together."""
 
 _matcher: LineMatcher | None = None
 
@@ -47,9 +52,33 @@ def _init_worker(rules: Sequence[Rule]) -> None:
     _matcher = LineMatcher(rules)
 
 
-def _scan_in_worker(log: LogFile) -> FileFacts:
+Task = tuple[int, list[int] | None, int]
+"""(file index, nominal piece starts or None for the whole file, piece index)."""
+
+
+def _run_task(log: LogFile, task: Task) -> FileFacts | Piece:
     assert _matcher is not None
-    return scan_file(log, _matcher)
+    _, edges, piece = task
+    if edges is None:
+        return scan_file(log, _matcher)
+    source = Source(str(log.path), log.rel, log.log_dir, log.role, log.rank_from_name)
+    return scan_piece(source, _matcher, edges, piece)
+
+
+def plan(files: Sequence[LogFile], workers: int) -> list[Task]:
+    """Whole files, and large worker logs cut into pieces so every worker has work to
+    the end: parts of about total / (workers * PIECES_PER_WORKER), largest first."""
+    total = sum(f.size for f in files)
+    target = max(MIN_PIECE, total // (workers * PIECES_PER_WORKER))
+    tasks: list[tuple[int, Task]] = []
+    for index, log in enumerate(files):
+        count = log.size // target if log.role is FileRole.WORKER else 1
+        if count < 2:
+            tasks.append((log.size, (index, None, 0)))
+            continue
+        edges = bounds(log.size, count)
+        tasks.extend((edges[k + 1] - edges[k], (index, edges, k)) for k in range(count))
+    return [task for _, task in sorted(tasks, key=lambda t: -t[0])]
 
 
 def find_logs(targets: Sequence[str], consoles: Sequence[str] = ()) -> list[LogFile]:
@@ -96,18 +125,34 @@ def _scan_parallel(
 
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
-    order = sorted(range(len(files)), key=lambda i: -files[i].size)
+    tasks = plan(files, workers)
     results: list[FileFacts | None] = [None] * len(files)
+    pieces: dict[int, list[Piece]] = {}
     with ProcessPoolExecutor(workers, context, _init_worker, (rules,)) as pool:
-        futures = {pool.submit(_scan_in_worker, files[i]): i for i in order}
-        done_bytes = 0
-        for count, future in enumerate(as_completed(futures), 1):
-            index = futures[future]
-            results[index] = future.result()
-            done_bytes += files[index].size
+        futures = {pool.submit(_run_task, files[t[0]], t): t for t in tasks}
+        done_files = done_bytes = 0
+        for future in as_completed(futures):
+            index, edges, _ = futures[future]
+            got = future.result()
+            if isinstance(got, Piece):
+                assert edges is not None
+                pieces.setdefault(index, []).append(got)
+                if len(pieces[index]) < len(edges) - 1:
+                    continue
+                got = _joined(files[index], pieces.pop(index), edges[-1], rules)
+            results[index] = got
+            done_files, done_bytes = done_files + 1, done_bytes + files[index].size
             if progress:
-                progress(count, len(files), done_bytes, total)
+                progress(done_files, len(files), done_bytes, total)
     return [r for r in results if r is not None]
+
+
+def _joined(log: LogFile, pieces: list[Piece], size: int, rules: Sequence[Rule]) -> FileFacts:
+    """One file's facts from its pieces; read again whole if it changed under them."""
+    try:
+        return join(sorted(pieces, key=lambda p: p.index), size)
+    except Torn:
+        return scan_file(log, LineMatcher(rules))
 
 
 def triage(

@@ -43,10 +43,12 @@ def header_time(buf: bytes, start: int) -> float | None:
 
 
 def time_before(buf: bytes, start: int, floor: int) -> float | None:
-    """Time of the nearest GLOG line (INFO included) in buf[floor:start]."""
+    """Time of the nearest GLOG line (INFO included) in buf[floor:start]: one starting at
+    floor counts (a dated line there may be a GLOG line the extractor does not read as one)."""
     pos = start - 1
-    while pos > floor:
-        pos = buf.rfind(b"\n[", floor, pos)
+    low = max(floor - 1, 0)
+    while pos > low:
+        pos = buf.rfind(b"\n[", low, pos)
         if pos < 0:
             return None
         t = header_time(buf, pos + 1)

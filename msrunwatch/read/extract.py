@@ -140,10 +140,14 @@ class Extractor:
         self._around, self._floor = None, 0
 
     def date(self) -> float | None:
-        """The time of the current line, looked up only when something needs it."""
+        """The time of the current line: that of the nearest GLOG line before it (INFO
+        included), looked up only when something needs it, and whatever the blocks."""
         around = self._around
         if around is not None:
-            self._line_time = around.time_before(self._floor) or self._latest()
+            found = around.time_before(self._floor)
+            if found is None and self._floor == 0:
+                found = self.block_time  # the last GLOG line of the blocks before
+            self._line_time = found if found is not None else self._line_time
             self._around, self._floor = None, around.start
         return self._line_time
 
@@ -155,13 +159,14 @@ class Extractor:
             progress = self._progress.progress
             self._note_activity(progress.time if progress else None)
 
-    def epoch_ended(self, epoch: int, step: int) -> None:
-        """The last LossMonitor step of an epoch, found by the scanner."""
-        self._progress.epoch_ended(epoch, step)
+    def skipped_progress(self, count: int, epochs: list[tuple[int, int]]) -> None:
+        """Progress lines the scanner counted but did not parse (only the latest matter),
+        with their (epoch, step): how many steps an epoch has."""
+        self._progress.skipped(count, epochs)
 
-    def skipped_progress(self, count: int) -> None:
-        """Progress lines the scanner counted but did not parse (only the latest matter)."""
-        self._progress.skipped(count)
+    @property
+    def first_time_known(self) -> bool:
+        return self._first_time is not None
 
     def note_first_time(self, when: float | None) -> None:
         """The file's first GLOG line (INFO included): when the process started logging."""
@@ -172,11 +177,6 @@ class Extractor:
         """A line with its own non-GLOG timestamp (Megatron, MindFormers) shows activity."""
         if when is not None and (self._activity is None or when > self._activity):
             self._activity = when
-
-    def _latest(self) -> float | None:
-        """The latest time known before the current line when its block has none for it."""
-        known = [t for t in (self._line_time, self.block_time) if t is not None]
-        return max(known) if known else None
 
     def _header(self, ts: str, pid: str, lineno: int) -> float | None:
         self._new_record()
@@ -356,6 +356,77 @@ class Extractor:
 
     # -- results ----------------------------------------------------------------------
 
+    # -- pieces (see read.pieces) -----------------------------------------------------
+
+    def clean(self) -> bool:
+        """Whether a reader starting afresh at the next GLOG line would read on as this one
+        does: no traceback's frames, bare exception or memory block still open."""
+        return (
+            self._traceback.state != "frames" and self._deferred is None and not self._memory.open
+        )
+
+    def stop(self, when: float | None) -> None:
+        """The piece ends before a GLOG line dated `when`: it dates what waits for one, and
+        the record ends. Nothing that refers to the block is kept (the state is sent on)."""
+        for key, _ in self.undated():
+            self.settle(key, when)
+        self._new_record()
+        self._around, self._deferred = None, None
+
+    def absorb(self, later: Extractor, shift: int) -> None:
+        """Continue with the state of a reader of the rest of the file (whose lines are
+        numbered from `shift` on), as one reader of the whole file would have it."""
+        self.size = later.size
+        if later.block_time is not None:
+            self.block_time = later.block_time
+        for name in _LAST_WINS:
+            if (value := getattr(later, name)) is not None:
+                setattr(self, name, value)
+        for pid, count in later._pids.items():
+            if len(self._pids) < 64 or pid in self._pids:
+                self._pids[pid] += count
+        if self._first_time is None:
+            self._first_time = later._first_time
+        self._last_time = _latest(self._last_time, later._last_time)
+        self._activity = _latest(self._activity, later._activity)
+        self._memory.absorb(later._memory, shift)
+        self._compile.absorb(later._compile, shift)
+        self._progress.absorb(later._progress, shift)
+        self._absorb_ends(later, shift)
+        self._absorb_hits(later, shift)
+        self._registrations.update(later._registrations)
+        self._unregistered.extend(later._unregistered)
+        self._worker_starts.extend(later._worker_starts)
+        self._worker_exits.extend(replace(e, line=e.line + shift) for e in later._worker_exits)
+        self._all_ok = self._all_ok or later._all_ok
+
+    def _absorb_ends(self, later: Extractor, shift: int) -> None:
+        if later._finished_line is not None:
+            self._finished_line = later._finished_line + shift
+        self._training_started = self._training_started or later._training_started
+        self._meta_failures += later._meta_failures
+        if later._last_fault is not None:
+            self._last_fault = (later._last_fault[0] + shift, later._last_fault[1])
+        elif later._progress.seen:
+            self._last_fault = None
+        if later._kill_all_time is not None:
+            self._kill_all_time = later._kill_all_time
+
+    def _absorb_hits(self, later: Extractor, shift: int) -> None:
+        for key, hit in later._hits.items():
+            old = self._hits.get(key)
+            if old is not None:
+                self._hits[key] = replace(old, count=old.count + hit.count)
+            elif len(self._hits) < MAX_DISTINCT_HITS:
+                self._hits[key] = replace(hit, line=hit.line + shift)
+        self._pending.extend(replace(h, line=h.line + shift) for h in later._pending)
+
+    def __getstate__(self) -> dict[str, object]:
+        """Sent between processes without the matcher (each process has its own)."""
+        state = dict(self.__dict__)
+        state["matcher"] = None
+        return state
+
     def close(self) -> None:
         """End of file: settle pending hits and the memory block."""
         self._new_record()
@@ -421,6 +492,23 @@ class Extractor:
             kill_all_time=self._kill_all_time,
             all_workers_ok=self._all_ok,
         )
+
+
+_LAST_WINS = (
+    "_rank_from_log",
+    "_node_id",
+    "_world_size",
+    "_sim_level",
+    "_pipeline_stages",
+    "_meta_url",
+)
+"""Facts the latest line that states them decides."""
+
+
+def _latest(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    return a if b is None or a >= b else b
 
 
 def _key(hit: Hit) -> tuple[str, ...]:

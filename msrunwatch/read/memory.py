@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from msrunwatch.read import patterns as P
 from msrunwatch.read.facts import MemorySummary
@@ -75,3 +76,16 @@ class MemoryBlock:
             time=self._time,
         )
         self._fields = {}
+
+    @property
+    def open(self) -> bool:
+        """A block is being read (a reader of the next lines would have to continue it)."""
+        return bool(self._fields)
+
+    def absorb(self, later: MemoryBlock, shift: int) -> None:
+        """Continue with what a reader of the rest of the file (lines `shift` on) found;
+        this block must not be open (see Extractor.clean)."""
+        if later.summary is not None:
+            self.summary = replace(later.summary, line=later.summary.line + shift)
+        self._fields, self._time = dict(later._fields), later._time
+        self._line = later._line + shift

@@ -90,6 +90,10 @@ the per-step `[PROF]PreLaunchCommKernel` timing, which is not a compile stage.""
 LOSS_LINE_START = b"\nepoch: "
 """LossMonitor lines (`epoch: 1 step: 3, loss is 0.38`), one per step: counted in C,
 and only the last few of each block parsed."""
+BULK_LINE = re.compile(rb"\nepoch: \d")
+"""The lines CANDIDATE_LINE leaves to the bulk reading of progress."""
+LOSS_BULK = re.compile(rb"\nepoch: (\d{1,18}),? step: (\d{1,18}), loss is ")
+"""The epoch and step of a LossMonitor line that is counted but not parsed."""
 ANY_LINE = re.compile(rb"\n[^\n]*")
 INFO_MARKERS = (re.compile(rb"\[PROF\](?!PreLaunchCommKernel )"), re.compile(rb"compiling"))
 """The INFO lines worth reading: compile stage timings and compile start/finish."""

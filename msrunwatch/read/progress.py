@@ -22,8 +22,10 @@ class CompileTracker:
     """
 
     def __init__(self) -> None:
-        self._glog: dict[str, float] = {}
-        self._bare: dict[str, float] = {}
+        self._glog: dict[str, int] = {}
+        self._bare: dict[str, int] = {}
+        """Totals in nanoseconds: integers add up the same in any grouping, so a file read
+        in pieces (see read.pieces) totals exactly what one reader would."""
         self._glog_graphs = 0
         self._bare_graphs = 0
         self._started = 0
@@ -31,6 +33,8 @@ class CompileTracker:
         self._first_start: float | None = None
         self._last_end: float | None = None
         self._end_line: int | None = None
+        self._glog_end = False
+        """The end was set by a GLOG marker (a bare `[PROF]` line only sets a first end)."""
         self._stats: CompileStats | None = None
         """The totals as last computed; any new marker clears them (the live view asks for
         every file's facts on each verdict, and stages do not change once compiled)."""
@@ -44,11 +48,11 @@ class CompileTracker:
                 self._first_start = when
         elif P.COMPILE_FINISH.search(msg):
             self._finished += 1
-            self._last_end, self._end_line = when, lineno
+            self._last_end, self._end_line, self._glog_end = when, lineno, True
         elif m := P.PROF_STAGE.search(msg):
             self._glog_graphs += self._add(self._glog, m["stage"], m["ms"])
             if m["stage"] == COMPILE_TOTAL:
-                self._last_end, self._end_line = when, lineno
+                self._last_end, self._end_line, self._glog_end = when, lineno, True
 
     def bare_line(self, text: str, when: float | None, lineno: int = 0) -> None:
         """A `[PROF]...` line printed to stdout."""
@@ -59,13 +63,31 @@ class CompileTracker:
                 self._last_end, self._end_line = when, lineno
 
     @staticmethod
-    def _add(totals: dict[str, float], stage: str, ms: str) -> int:
+    def _add(totals: dict[str, int], stage: str, ms: str) -> int:
         try:
             value = float(ms)
         except ValueError:
             return 0
-        totals[stage] = totals.get(stage, 0.0) + value
+        if not 0 <= value < 1e15:
+            return 0
+        totals[stage] = totals.get(stage, 0) + round(value * 1e6)
         return 1 if stage == COMPILE_TOTAL else 0
+
+    def absorb(self, later: CompileTracker, shift: int) -> None:
+        """Continue with what a reader of the rest of the file found (lines `shift` on)."""
+        self._stats = None
+        for mine, theirs in ((self._glog, later._glog), (self._bare, later._bare)):
+            for stage, value in theirs.items():
+                mine[stage] = mine.get(stage, 0) + value
+        self._glog_graphs += later._glog_graphs
+        self._bare_graphs += later._bare_graphs
+        self._started += later._started
+        self._finished += later._finished
+        if self._first_start is None:
+            self._first_start = later._first_start
+        if later._end_line is not None and (later._glog_end or self._end_line is None):
+            self._last_end, self._end_line = later._last_end, later._end_line + shift
+            self._glog_end = self._glog_end or later._glog_end
 
     def stats(self) -> CompileStats:
         """The totals so far."""
@@ -84,11 +106,11 @@ class CompileTracker:
         )
         count = max(graphs, self._finished)
         ordered = tuple(
-            sorted(((k, round(v, 3)) for k, v in stages.items()), key=lambda kv: -kv[1])
+            sorted(((k, round(v / 1e6, 3)) for k, v in stages.items()), key=lambda kv: -kv[1])
         )
         return CompileStats(
             count=count,
-            total_ms=round(stages.get(COMPILE_TOTAL, 0.0), 3),
+            total_ms=round(stages.get(COMPILE_TOTAL, 0) / 1e6, 3),
             started=max(self._started, count if self._started else 0),
             stages=ordered,
             first_start=self._first_start,
@@ -110,7 +132,9 @@ class ProgressTracker:
     """The latest training step, from LossMonitor, MindFormers, Megatron or `step=N loss=X`.
 
     Work per line is constant: epochs are tracked with running maxima, and the cadence
-    (median of recent intervals) is computed only when the facts are read.
+    (median of recent intervals) is computed only when the facts are read. A tracker that
+    read the rest of a file can be absorbed (`absorb`): what it could not know (the steps
+    per epoch seen before it, the last step time) is settled then.
     """
 
     def __init__(self) -> None:
@@ -120,6 +144,19 @@ class ProgressTracker:
         self._steps_per_epoch = 0
         self._epoch = 0
         self._epoch_top = 0
+        self._raw_step: int | None = None
+        """The latest record's LossMonitor step within its epoch (None: another kind)."""
+        self._first: tuple[float | None] | None = None
+        """The first record's time (wrapped: None before any record)."""
+        self._orphan_ms: float | None = None
+        """A step time read before any record (it belongs to the record before this reader)."""
+        self.seen = False
+        """A progress line was read (a fault before it is not where the log ends)."""
+        self._first_epoch: int | None = None
+        self._first_closed_up = False
+        """The first epoch's run of lines ended with a higher epoch (its top counted)."""
+        self._one_run = True
+        """Every LossMonitor line so far was of the first epoch read."""
 
     @property
     def progress(self) -> Progress | None:
@@ -129,22 +166,24 @@ class ProgressTracker:
             return p
         return replace(p, lines=self._lines, cadence_s=median(self._intervals))
 
-    def epoch_ended(self, epoch: int, step: int) -> None:
-        """An epoch ended at this step: how many steps an epoch has."""
-        self._steps_per_epoch = max(self._steps_per_epoch, step)
-
-    def skipped(self, count: int) -> None:
-        """Progress lines counted but not parsed."""
+    def skipped(self, count: int, epochs: list[tuple[int, int]]) -> None:
+        """LossMonitor lines counted but not parsed, with their (epoch, step)."""
         self._lines += count
+        self.seen = self.seen or count > 0
+        for epoch, step in epochs:
+            self._global(epoch, step)
 
     def feed(self, text: str, lineno: int, when: Callable[[], float | None]) -> bool:
         """Take a progress line (`when` dates it, lazily); True when the line was one."""
         if m := P.LOSS_MONITOR.search(text):
             epoch, step = int(m["epoch"]), int(m["step"])
             self._record(self._global(epoch, step), epoch, _loss(m["loss"]), None, lineno, when())
+            self._raw_step = step
         elif m := P.TIME_MONITOR.search(text):
             if self._latest is not None:
                 self._latest = replace(self._latest, step_time_ms=float(m["step_ms"]))
+            else:
+                self._orphan_ms = float(m["step_ms"])
         elif m := P.MINDFORMERS.search(text):
             epoch, step, steps = int(m["epoch"]), int(m["step"]), int(m["steps"])
             step_ms = float(m["step_ms"]) if m["step_ms"] else None
@@ -160,6 +199,7 @@ class ProgressTracker:
             self._record(int(m["step"]), None, _loss(m["loss"]), None, lineno, when())
         else:
             return False
+        self.seen = True
         return True
 
     def _global(self, epoch: int, step: int) -> int:
@@ -167,7 +207,13 @@ class ProgressTracker:
         if epoch != self._epoch:
             if epoch > self._epoch and self._epoch:
                 self._steps_per_epoch = max(self._steps_per_epoch, self._epoch_top)
+                if self._epoch == self._first_epoch:
+                    self._first_closed_up = True
             self._epoch, self._epoch_top = epoch, 0
+            if self._first_epoch is None:
+                self._first_epoch = epoch
+            else:
+                self._one_run = False
         self._epoch_top = max(self._epoch_top, step)
         return (epoch - 1) * self._steps_per_epoch + step
 
@@ -186,4 +232,79 @@ class ProgressTracker:
             step_ms = last.step_time_ms
         if last is not None and last.time is not None and when is not None and when > last.time:
             self._intervals.append(when - last.time)
+        if self._first is None:
+            self._first = (when,)
+        self._raw_step = None
         self._latest = Progress(step, epoch, loss, step_ms, lineno, when, self._lines)
+
+    def absorb(self, later: ProgressTracker, shift: int) -> None:
+        """Continue with what a reader of the rest of the file (lines `shift` on) found."""
+        if later._orphan_ms is not None and self._latest is None:
+            self._orphan_ms = later._orphan_ms
+        if later._orphan_ms is not None and self._latest is not None:
+            self._latest = replace(self._latest, step_time_ms=later._orphan_ms)
+        before, lines_before = self._latest, self._lines
+        self._steps_per_epoch = max(self._spe_before(later), later._steps_per_epoch)
+        self._lines += later._lines
+        self.seen = self.seen or later.seen
+        if later._first_epoch is not None:
+            self._absorb_epochs(later)
+        if later._latest is None or later._first is None:
+            return
+        if self._first is None:
+            self._first = later._first
+        if before is not None and before.time is not None:
+            first = later._first[0]
+            if first is not None and first > before.time:
+                self._intervals.append(first - before.time)
+        self._intervals.extend(later._intervals)
+        self._raw_step = later._raw_step
+        self._latest = self._settled(later._latest, later._raw_step, before, shift, lines_before)
+
+    def _absorb_epochs(self, later: ProgressTracker) -> None:
+        """The epoch being counted, its top step, and whether the first epoch has ended."""
+        assert later._first_epoch is not None
+        if self._first_epoch is None:
+            self._first_epoch, self._one_run = later._first_epoch, later._one_run
+            self._first_closed_up = later._first_closed_up
+            self._epoch, self._epoch_top = later._epoch, later._epoch_top
+            return
+        continued = later._first_epoch == self._epoch
+        if self._one_run:
+            if not continued:
+                self._first_closed_up = later._first_epoch > self._epoch
+            elif not later._one_run:
+                self._first_closed_up = later._first_closed_up
+            self._one_run = continued and later._one_run
+        if continued and later._one_run:
+            self._epoch_top = max(self._epoch_top, later._epoch_top)
+        else:
+            self._epoch_top = later._epoch_top
+        self._epoch = later._epoch
+
+    def _spe_before(self, later: ProgressTracker) -> int:
+        """Steps per epoch known when the later reader's lines begin, as one reader sees it."""
+        spe, first = self._steps_per_epoch, later._first_epoch
+        if first is None or not self._epoch:
+            return spe
+        if first > self._epoch or (first == self._epoch and later._first_closed_up):
+            return max(spe, self._epoch_top)
+        return spe
+
+    def _settled(
+        self, latest: Progress, raw: int | None, before: Progress | None, shift: int, lines: int
+    ) -> Progress:
+        """The later reader's latest record, with what only the earlier part knew."""
+        step = latest.step
+        if raw is not None and latest.epoch is not None:
+            step = (latest.epoch - 1) * self._steps_per_epoch + raw
+        step_ms = latest.step_time_ms
+        if step_ms is None and before is not None:
+            step_ms = before.step_time_ms
+        return replace(
+            latest,
+            step=step,
+            step_time_ms=step_ms,
+            line=latest.line + shift,
+            lines=latest.lines + lines,
+        )

@@ -15,8 +15,8 @@ from msrunwatch.read.extract import Extractor
 from msrunwatch.read.facts import FileFacts, FileRole
 from msrunwatch.rules.matcher import LineMatcher
 
-PROGRESS_PARSED = 17
-"""LossMonitor lines parsed per block: the latest, and 16 intervals for the step cadence."""
+CADENCE_INTERVALS = 16
+"""Positive intervals between progress lines the cadence is the median of."""
 MAX_LINE = 1 << 20
 """A line longer than this is cut: a runaway line must not hold the whole file."""
 
@@ -31,13 +31,15 @@ class FileScanner:
         role: FileRole,
         matcher: LineMatcher,
         rank_from_name: int | None = None,
+        offset: int = 0,
     ) -> None:
         self.extractor = Extractor(path, log_dir, role, matcher, rank_from_name)
         self._all_lines = role in (FileRole.CONSOLE, FileRole.MSRUN, FileRole.SCHEDULER)
         self._carry = b""
         self._lines = 0
-        self._offset = 0
-        """File offset of the first byte of the carry."""
+        self._offset = offset
+        """File offset of the first byte of the carry (a piece of a file starts further on;
+        its lines are numbered from its start, see read.pieces)."""
 
     def feed(self, chunk: bytes) -> None:
         """Consume the next bytes of the file; an incomplete last line waits for more."""
@@ -61,6 +63,18 @@ class FileScanner:
         if self._carry:
             self._flush_carry()
         self.extractor.close()
+
+    @property
+    def lines(self) -> int:
+        """Lines read so far (complete ones)."""
+        return self._lines
+
+    def finish(self) -> None:
+        """The piece of the file this scanner reads ends with the file (see read.pieces):
+        the last line counts, the last record ends; the file's facts are settled later."""
+        if self._carry:
+            self._flush_carry()
+        self.extractor.stop(None)
 
     def facts(self) -> FileFacts:
         """Everything read so far, frozen."""
@@ -91,40 +105,26 @@ class FileScanner:
         return starts
 
     def _progress_starts(self, buf: bytes, end: int) -> list[int]:
-        """Starts of the last LossMonitor lines of the block; the others are only counted."""
+        """Starts of the LossMonitor lines to parse; the others are only counted, and their
+        epochs noted. The ones parsed are the last ones of the block back to the 16th
+        positive interval between them (the cadence is the median of the last 16), or all of
+        them: so the cadence is the same however the file is cut into blocks or pieces."""
         if self._all_lines:
             return []
-        total = buf.count(P.LOSS_LINE_START, 0, end)
-        starts: list[int] = []
-        pos = end
-        while total and len(starts) < PROGRESS_PARSED:
-            pos = buf.rfind(P.LOSS_LINE_START, 0, pos)
-            if pos < 0:
-                break
-            starts.append(pos + 1)
-        starts.reverse()
-        if starts:
-            self.extractor.skipped_progress(total - len(starts))
-            self._learn_epoch(buf, starts[0])
-        return starts
-
-    def _learn_epoch(self, buf: bytes, first: int) -> None:
-        """Steps per epoch from the last line of the previous epoch, which may be skipped."""
-        m = P.LOSS_MONITOR.match(buf[first : first + 200].decode("ascii", "replace"))
-        if m is None or int(m["epoch"]) < 2:
-            return
-        marker = P.LOSS_LINE_START + str(int(m["epoch"]) - 1).encode()
-        pos = buf.rfind(marker, 0, first)
-        if pos >= 0:
-            line = buf[pos + 1 : buf.find(b"\n", pos + 1)].decode("ascii", "replace")
-            if (ended := P.LOSS_MONITOR.match(line)) is not None:
-                self.extractor.epoch_ended(int(ended["epoch"]), int(ended["step"]))
+        starts = [m.start() + 1 for m in P.BULK_LINE.finditer(buf, 0, end)]
+        if not starts:
+            return []
+        keep = _parsed_from(buf, starts)
+        if keep:
+            epochs = [m.groups() for s in starts[:keep] if (m := P.LOSS_BULK.match(buf, s - 1))]
+            self.extractor.skipped_progress(keep, [(int(e), int(st)) for e, st in epochs])
+        return starts[keep:]
 
     def _scan(self, buf: bytes, end: int) -> None:
         """Parse the chosen lines of buf[1:end+1] (complete lines only)."""
         self.extractor.new_block()
-        if self._offset == 0 and (first := P.HEADER_START.search(buf, 0, end)) is not None:
-            self.extractor.note_first_time(header_time(buf, first.start() + 1))
+        if not self.extractor.first_time_known:
+            self.extractor.note_first_time(first_header_time(buf, 0, end))
         bulk = self._progress_starts(buf, end)
         starts = self._starts(buf, end)
         if bulk:
@@ -160,3 +160,26 @@ class FileScanner:
     def _block_end_time(buf: bytes, end: int) -> float | None:
         """Time of the last GLOG line of the block, INFO included: the file's latest activity."""
         return time_before(buf, end + 1, 0)
+
+
+def _parsed_from(buf: bytes, starts: list[int]) -> int:
+    """Index of the first progress line to parse: back to the 16th positive interval."""
+    positive, later = 0, None
+    for i in range(len(starts) - 1, 0, -1):
+        when = time_before(buf, starts[i], starts[i - 1])
+        if when is None:
+            continue
+        if later is not None and later[0] > when:
+            positive += 1
+            if positive == CADENCE_INTERVALS:
+                return later[1] - 1
+        later = (when, i)
+    return 0
+
+
+def first_header_time(buf: bytes, pos: int, end: int) -> float | None:
+    """Time of the first GLOG line in buf[pos:end] whose time can be read."""
+    for m in P.HEADER_START.finditer(buf, pos, end):
+        if (when := header_time(buf, m.start() + 1)) is not None:
+            return when
+    return None
