@@ -40,8 +40,8 @@ def _walk(
         current.clear()
         if op is C.BRANCH:
             alternatives = [_best(branch) for branch in av[1]]  # type: ignore[index]
-            if all(len(a) == 1 and len(a[0]) >= MIN_ALTERNATIVE for a in alternatives):
-                choices.append(tuple(a[0] for a in alternatives))
+            if all(a and min(len(x) for x in a) >= MIN_ALTERNATIVE for a in alternatives):
+                choices.append(tuple(dict.fromkeys(x for a in alternatives for x in a)))
 
 
 def _best(tree: Sequence[tuple[object, object]]) -> Requirement:
@@ -74,6 +74,101 @@ def required_literals(pattern: str) -> tuple[Requirement, bool] | None:
     return requirement, ignore_case
 
 
+_CLASSES = {
+    C.CATEGORY_DIGIT: r"\d",
+    C.CATEGORY_NOT_DIGIT: r"\D",
+    C.CATEGORY_SPACE: r"\s",
+    C.CATEGORY_NOT_SPACE: r"\S",
+    C.CATEGORY_WORD: r"\w",
+    C.CATEGORY_NOT_WORD: r"\W",
+}
+MIN_FACTOR = 3.0
+"""Weight a gate needs: a literal character counts 1, a character class 0.5."""
+
+
+def _atom(op: object, av: object) -> tuple[str, float] | None:
+    """One character of a match as a regex, with its weight; None if it is not one."""
+    if op is C.LITERAL:
+        return re.escape(chr(av)), 1.0  # type: ignore[arg-type]
+    if op is not C.IN:
+        return None
+    parts: list[str] = []
+    for item, value in av:  # type: ignore[attr-defined]
+        if item is C.LITERAL:
+            parts.append(re.escape(chr(value)))
+        elif item is C.RANGE:
+            parts.append(f"{re.escape(chr(value[0]))}-{re.escape(chr(value[1]))}")
+        elif item is C.CATEGORY and value in _CLASSES:
+            parts.append(_CLASSES[value])
+        elif item is C.NEGATE:
+            parts.insert(0, "^")
+        else:
+            return None
+    return f"[{''.join(parts)}]", 0.5
+
+
+def _factors(tree: Sequence[tuple[object, object]]) -> tuple[list[str], float]:
+    """Regexes one of which every match of the sequence contains: its heaviest run of
+    consecutive characters, or an alternation every branch of which has one."""
+    best: tuple[list[str], float] = ([], 0.0)
+    run: list[str] = []
+    weight = 0.0
+    for op, av in tree:
+        if op in (C.AT, C.ASSERT, C.ASSERT_NOT):
+            continue  # zero width: the characters around it are still consecutive
+        atom = _atom(op, av) or _repeated(op, av)
+        if atom is not None:
+            run, weight = [*run, atom[0]], weight + atom[1]
+            continue
+        if weight > best[1]:
+            best = (["".join(run)], weight)
+        run, weight = [], 0.0
+        if op is C.BRANCH:
+            branches = [_factors(b) for b in av[1]]  # type: ignore[index]
+            least = min((w for _, w in branches), default=0.0)
+            if least > best[1]:
+                best = ([part for parts, _ in branches for part in parts], least)
+    return (["".join(run)], weight) if weight > best[1] else best
+
+
+def _repeated(op: object, av: object) -> tuple[str, float] | None:
+    """A character repeated a fixed number of times (`\\d{4}`)."""
+    if op is not C.MAX_REPEAT or av[0] != av[1] or len(av[2]) != 1:  # type: ignore[index]
+        return None
+    count = av[0]  # type: ignore[index]
+    atom = _atom(*av[2][0])  # type: ignore[index]
+    if atom is None or not 0 < count <= 8:
+        return None
+    return f"{atom[0]}{{{count}}}", atom[1] * count
+
+
+def required_factor(pattern: str) -> list[re.Pattern[str]] | None:
+    """Regexes one of which every match of the pattern contains (character classes
+    allowed), for a pattern without a required literal: a cheap gate before the full
+    pattern, each part searched from its first character."""
+    try:
+        tree = _parser.parse(pattern)
+    except Exception:
+        return None
+    if tree.state.flags & re.IGNORECASE:
+        return None
+    parts, weight = _factors(_flatten(tree))
+    return [re.compile(part) for part in parts] if weight >= MIN_FACTOR else None
+
+
+def _flatten(tree: Sequence[tuple[object, object]]) -> list[tuple[object, object]]:
+    """Non-capturing and capturing groups (without flags) inlined, so runs cross them."""
+    flat: list[tuple[object, object]] = []
+    for op, av in tree:
+        if op is C.SUBPATTERN and not av[1] and not av[2]:  # type: ignore[index]
+            flat.extend(_flatten(av[3]))  # type: ignore[index]
+        elif op is C.BRANCH:
+            flat.append((op, (av[0], [_flatten(b) for b in av[1]])))  # type: ignore[index]
+        else:
+            flat.append((op, av))
+    return flat
+
+
 def trie_pattern(words: Iterable[str]) -> str:
     """An alternation of words shaped as a trie, so each position costs one branch."""
     trie: dict[str, dict] = {}  # type: ignore[type-arg]
@@ -101,16 +196,39 @@ def _may_hide(outer: str, inner: str) -> bool:
     return any(inner.startswith(outer[i:]) for i in range(1, len(outer)))
 
 
+_TS = re.compile(r"\):(\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3}) \[")
+"""A GLOG line's time, between the `):` of its process field and the `[` of its source."""
+_ZEROS = str.maketrans("123456789", "000000000")
+_TOUCHES_TIME = re.compile(r":\d|[\d.] (?:\[|$)|^[\d.:-]+$")
+"""A literal that could overlap a GLOG time's digits: one crossing its start (`):2026`), its
+end (`.394 [`) or lying within it. No other literal can (see Prefilter)."""
+MEMO = 8192
+"""Lines (times masked) whose candidate rules are remembered; real logs repeat a few hundred
+messages, each with its own time."""
+
+
 class Prefilter:
-    """Maps a line to the indexes of the rules worth trying on it."""
+    """Maps a line to the indexes of the rules worth trying on it.
+
+    The literal scan costs about 30 ns a character; most lines are repeats of a few
+    messages with another time, so its result is remembered per line with the GLOG time's
+    digits masked. That is exact: a literal can only be found differently in a line with
+    another time if it could overlap the time's digits (`_TOUCHES_TIME`), and those few are
+    looked for in every line as it is.
+    """
 
     def __init__(self, patterns: Iterable[str]) -> None:
         self._always: list[int] = []
+        self._gated: list[tuple[int, list[re.Pattern[str]]]] = []
         by_literal: dict[tuple[str, bool], list[int]] = {}
         for index, pattern in enumerate(patterns):
             found = required_literals(pattern)
             if found is None:
-                self._always.append(index)
+                gate = required_factor(pattern)
+                if gate is None:
+                    self._always.append(index)
+                else:
+                    self._gated.append((index, gate))
                 continue
             literals, fold = found
             for literal in literals:
@@ -120,7 +238,13 @@ class Prefilter:
             (self._compile([k for k, ci in by_literal if ci == fold], fold), fold)
             for fold in (False, True)
         ]
+        self._touching = [
+            (literal.lower() if fold else literal, fold, indexes)
+            for (literal, fold), indexes in by_literal.items()
+            if _TOUCHES_TIME.search(literal)
+        ]
         self._hidden: dict[tuple[str, bool], list[int]] = {}
+        self._memo: dict[str, frozenset[int]] = {}
 
     @staticmethod
     def _compile(keys: list[str], fold: bool) -> re.Pattern[str] | None:
@@ -145,12 +269,37 @@ class Prefilter:
             self._hidden[(key, fold)] = known
         return known
 
-    def candidates(self, line: str) -> list[int]:
-        """Rule indexes whose required literal is in the line, plus the always-tried ones."""
-        found: set[int] = set(self._always)
+    def _scan(self, line: str) -> frozenset[int]:
+        """Rules whose required literal is in the line (the trie scans)."""
+        found: set[int] = set()
         for pattern, fold in self._scans:
             if pattern is None:
                 continue
             for m in pattern.finditer(line):
                 found.update(self._rules_behind(m[0].lower() if fold else m[0], fold))
+        return frozenset(found)
+
+    def _masked(self, line: str) -> str:
+        m = _TS.search(line)
+        if m is None:
+            return line
+        return line[: m.start(1)] + m[1].translate(_ZEROS) + line[m.end(1) :]
+
+    def candidates(self, line: str) -> list[int]:
+        """Rule indexes whose required literal is in the line, plus the always-tried ones."""
+        key = self._masked(line)
+        scanned = self._memo.get(key)
+        if scanned is None:
+            if len(self._memo) >= MEMO:
+                self._memo.clear()
+            scanned = self._memo[key] = self._scan(key)
+        found = set(scanned)
+        found.update(self._always)
+        if key is not line:
+            for literal, fold, indexes in self._touching:
+                if literal in (line.lower() if fold else line):
+                    found.update(indexes)
+        for index, gates in self._gated:
+            if any(gate.search(line) for gate in gates):
+                found.add(index)
         return sorted(found)
