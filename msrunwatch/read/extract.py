@@ -111,8 +111,10 @@ class Extractor:
         if self._deferred is not None and kind == "text" and informative(text):
             self._flush_deferred(text.strip())
         self._around = around
-        self._plain(text, lineno, around)
-        if kind == "exception" or P.FATAL.search(text):
+        facts = P.PLAIN_FACTS.could_match(text)
+        if facts:
+            self._plain(text, lineno, around)
+        if kind == "exception" or (facts and P.FATAL.search(text)):
             self._fault(lineno, text)
         if kind == "exception" and is_bare(text):
             self._deferred = (text, lineno, offset, around)

@@ -188,3 +188,46 @@ FINISHED = Shape(
 TRACEBACK_START = "Traceback (most recent call last):"
 FATAL = Shape(r"^Fatal Python error: |\*\*\* Process received signal \*\*\*|^Signal: \w")
 """A process dying of a signal, as Python's faulthandler or a signal handler reports it."""
+
+
+class AnyOf:
+    """One scan for the literals of several shapes: False when a line can match none of
+    them (most lines), so they are not tried one by one (a print line met nine of them)."""
+
+    def __init__(self, *shapes: Shape, prefixes: tuple[str, ...] = ()) -> None:
+        self._shapes, self._prefixes = shapes, prefixes
+        self._exact: re.Pattern[str] | None = None
+        self._folded: re.Pattern[str] | None = None
+
+    def _compile(self) -> None:
+        from msrunwatch.rules.prefilter import trie_pattern
+
+        exact = {n for s in self._shapes if not s.ignore_case for n in s.needs}
+        folded = {n for s in self._shapes if s.ignore_case for n in s.needs}
+        self._exact = re.compile(trie_pattern(exact | set(self._prefixes)))
+        self._folded = re.compile(trie_pattern(folded), re.IGNORECASE) if folded else None
+
+    def could_match(self, text: str) -> bool:
+        if self._exact is None:
+            self._compile()
+        assert self._exact is not None
+        if self._exact.search(text) is not None:
+            return True
+        return self._folded is not None and self._folded.search(text) is not None
+
+
+PLAIN_FACTS = AnyOf(
+    MEMORY_LINE,
+    TEARDOWN,
+    LOSS_MONITOR,
+    TIME_MONITOR,
+    MINDFORMERS,
+    MEGATRON,
+    GENERIC_STEP,
+    MEGATRON_STAMP,
+    PIPELINE_STAGES,
+    FINISHED,
+    FATAL,
+    prefixes=("[PROF]", "Device ", "MindSpore ", "Used peak", "Actual peak", "[MS_RUN"),
+)
+"""Everything Extractor._plain and the fault check look for in an un-prefixed line."""
