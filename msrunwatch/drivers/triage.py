@@ -166,5 +166,17 @@ def triage(
     files = find_logs(targets, consoles)
     facts = scan_all(files, rules, progress)
     warnings = [f"could not read {f.error}" for f in facts if f.error]
+    warnings.extend(encoding_warnings(facts))
     run = assemble([*targets], facts)
     return judge(run, rules, warnings, ctx)
+
+
+def encoding_warnings(facts: Sequence[FileFacts]) -> list[str]:
+    """Say which files had lines that were not UTF-8 but GB18030 (the other bad lines
+    are shown with U+FFFD, as before)."""
+    return [
+        f"{f.path}: {count} line{'s' if count != 1 else ''} not UTF-8, read as GB18030"
+        for f in facts
+        for name, count in f.encodings
+        if name == "gb18030"
+    ]

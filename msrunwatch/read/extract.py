@@ -79,6 +79,8 @@ class Extractor:
         self._last_fault: tuple[int, str] | None = None
         """The latest fault line with nothing normal (progress, an end) after it."""
         self._pending: list[Hit] = []
+        self._encodings: Counter[str] = Counter()
+        """Lines that were not UTF-8, by how they were read."""
         self._undated: dict[tuple[str, ...], int] = {}
         self._settled: set[tuple[str, ...]] = set()
 
@@ -169,6 +171,10 @@ class Extractor:
     @property
     def first_time_known(self) -> bool:
         return self._first_time is not None
+
+    def decoded(self, encoding: str) -> None:
+        """A line was not UTF-8: read as `encoding` ("invalid": with U+FFFD)."""
+        self._encodings[encoding] += 1
 
     def note_first_time(self, when: float | None) -> None:
         """The file's first GLOG line (INFO included): when the process started logging."""
@@ -401,6 +407,7 @@ class Extractor:
         self._worker_starts.extend(later._worker_starts)
         self._worker_exits.extend(replace(e, line=e.line + shift) for e in later._worker_exits)
         self._all_ok = self._all_ok or later._all_ok
+        self._encodings.update(later._encodings)
 
     def _absorb_ends(self, later: Extractor, shift: int) -> None:
         if later._finished_line is not None:
@@ -493,6 +500,7 @@ class Extractor:
             worker_exits=tuple(self._worker_exits),
             kill_all_time=self._kill_all_time,
             all_workers_ok=self._all_ok,
+            encodings=tuple(sorted(self._encodings.items())),
         )
 
 

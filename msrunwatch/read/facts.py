@@ -163,6 +163,9 @@ class FileFacts:
     all_workers_ok: bool = False
     error: str | None = None
     """Why the file could not be read, if it could not."""
+    encodings: tuple[tuple[str, int], ...] = ()
+    """Lines read that were not UTF-8, by how they were read ("gb18030", or "invalid":
+    neither, shown with U+FFFD)."""
 
     @property
     def rank(self) -> int | None:

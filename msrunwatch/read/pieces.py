@@ -21,7 +21,7 @@ from msrunwatch.read import patterns as P
 from msrunwatch.read.around import header_time
 from msrunwatch.read.extract import Extractor
 from msrunwatch.read.facts import FileFacts, FileRole
-from msrunwatch.read.scan import FileScanner
+from msrunwatch.read.scan import MAX_LINE, FileScanner, line_break_is_cr
 from msrunwatch.rules.matcher import LineMatcher
 
 BLOCK = 8 << 20
@@ -97,8 +97,9 @@ def scan_piece(source: Source, matcher: LineMatcher, edges: Sequence[int], index
         start = start_of(fd, edges[index], edges[index + 1])
         if start is None or (index and start >= edges[index + 1]):
             return Piece(index, None, start or size, 0, None)
+        cr = line_break_is_cr(os.pread(fd, MAX_LINE + 1, 0), final=True)
         scanner = FileScanner(
-            source.rel, source.log_dir, source.role, matcher, source.rank_from_name, start
+            source.rel, source.log_dir, source.role, matcher, source.rank_from_name, start, cr
         )
         stop = _read_on(fd, scanner, start, edges, index + 1)
     finally:

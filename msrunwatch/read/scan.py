@@ -15,6 +15,8 @@ from msrunwatch.read.extract import Extractor
 from msrunwatch.read.facts import FileFacts, FileRole
 from msrunwatch.rules.matcher import LineMatcher
 
+HEAD = 4096
+"""Bytes of a file's start kept to know it again (same_head)."""
 CADENCE_INTERVALS = 16
 """Positive intervals between progress lines the cadence is the median of."""
 MAX_LINE = 1 << 20
@@ -32,11 +34,18 @@ class FileScanner:
         matcher: LineMatcher,
         rank_from_name: int | None = None,
         offset: int = 0,
+        cr: bool | None = None,
     ) -> None:
         self.extractor = Extractor(path, log_dir, role, matcher, rank_from_name)
         self._all_lines = role in (FileRole.CONSOLE, FileRole.MSRUN, FileRole.SCHEDULER)
         self._carry = b""
         self._lines = 0
+        self._cr = cr
+        """Lines end in a lone CR (None: not known yet, see line_break_is_cr)."""
+        self._skipping = False
+        """The rest of a line longer than MAX_LINE is being passed over."""
+        self.head = b""
+        """The file's first bytes as read (HEAD of them), to know it again."""
         self._offset = offset
         """File offset of the first byte of the carry (a piece of a file starts further on;
         its lines are numbered from its start, see read.pieces)."""
@@ -45,12 +54,21 @@ class FileScanner:
         """Consume the next bytes of the file; an incomplete last line waits for more."""
         if not chunk:
             return
+        if len(self.head) < HEAD:
+            self.head += chunk[: HEAD - len(self.head)]
+        if self._cr is None and not self._decide(chunk):
+            return
+        if self._cr:
+            chunk = chunk.replace(b"\r", b"\n")
+        if self._skipping and not (chunk := self._skip_rest(chunk)):
+            return
         buf = b"\n" + self._carry + chunk
         end = buf.rfind(b"\n", 1)
         if end <= 0:
             self._carry = buf[1:]
             if len(self._carry) > MAX_LINE:
-                self._flush_carry()
+                self._flush_carry(complete=False)
+            self.extractor.size = self._offset + len(self._carry)
             return
         self._scan(buf, end)
         complete = end  # bytes of complete lines, minus the sentinel, plus the newline
@@ -58,23 +76,63 @@ class FileScanner:
         self._carry = buf[end + 1 :]
         self.extractor.size = self._offset + len(self._carry)
 
+    def _decide(self, chunk: bytes) -> bool:
+        """Whether lines end in LF (or CRLF) or in a lone CR, from the first line end seen;
+        False while undecided (the bytes wait in the carry, as an unfinished line does)."""
+        seen = self._carry + chunk
+        self._cr = line_break_is_cr(seen, final=len(seen) > MAX_LINE)
+        if self._cr is None:
+            self._carry = seen
+            self.extractor.size = self._offset + len(seen)
+            return False
+        if self._cr:
+            self._carry = self._carry.replace(b"\r", b"\n")
+        return True
+
+    def _skip_rest(self, chunk: bytes) -> bytes:
+        """The rest of a line cut at MAX_LINE is not read, but it is one line: the lines
+        after it keep their numbers, however the file is fed (issue 10)."""
+        newline = chunk.find(b"\n")
+        if newline < 0:
+            self._offset += len(chunk)
+            self.extractor.size = self._offset
+            return b""
+        self._offset += newline + 1
+        self._lines += 1
+        self._skipping = False
+        self.extractor.size = self._offset
+        return chunk[newline + 1 :]
+
     def close(self) -> None:
         """The file ended: its last line counts even without a newline."""
+        self._cr = bool(self._cr)
         if self._carry:
             self._flush_carry()
+        elif self._skipping:
+            self._lines += 1
+            self._skipping = False
         self.extractor.close()
-
-    @property
-    def lines(self) -> int:
-        """Lines read so far (complete ones)."""
-        return self._lines
 
     def finish(self) -> None:
         """The piece of the file this scanner reads ends with the file (see read.pieces):
         the last line counts, the last record ends; the file's facts are settled later."""
         if self._carry:
             self._flush_carry()
+        elif self._skipping:
+            self._lines += 1
+            self._skipping = False
         self.extractor.stop(None)
+
+    def same_head(self, head: bytes) -> bool:
+        """Whether a file's first bytes are those this scanner read: a file truncated and
+        written again between two reads has grown, but no longer starts the same."""
+        size = min(len(head), len(self.head))
+        return head[:size] == self.head[:size]
+
+    @property
+    def lines(self) -> int:
+        """Lines read so far (complete ones)."""
+        return self._lines
 
     def facts(self) -> FileFacts:
         """Everything read so far, frozen."""
@@ -84,12 +142,17 @@ class FileScanner:
         """Changes when the file says something urgent (see Extractor.news)."""
         return self.extractor.news()
 
-    def _flush_carry(self) -> None:
+    def _flush_carry(self, complete: bool = True) -> None:
+        """Read the carry as a line: the last one of the file, or the first MAX_LINE bytes
+        of a longer line, whose rest is skipped up to its end."""
         buf = b"\n" + self._carry[:MAX_LINE] + b"\n"
         self._scan(buf, len(buf) - 1)
         self._offset += len(self._carry)
         self.extractor.size = self._offset
         self._carry = b""
+        if not complete:
+            self._lines -= 1
+            self._skipping = True
 
     def _starts(self, buf: bytes, end: int) -> list[int]:
         """Start offsets (in buf) of the lines worth parsing, in order."""
@@ -138,7 +201,7 @@ class FileScanner:
             raw = buf[start : stop if stop != -1 else end]
             if raw.endswith(b"\r"):
                 raw = raw[:-1]
-            text = raw[:MAX_LINE].decode("utf-8", "replace")
+            text = self._decode(raw)
             if start in chosen:
                 self.extractor.progress_line(text, lineno + 1, Around(buf, start))
             else:
@@ -147,6 +210,24 @@ class FileScanner:
         self._lines = lineno + buf.count(b"\n", counted, end + 1)
         self._settle(buf, end)
         self.extractor.block_time = self._block_end_time(buf, end) or self.extractor.block_time
+
+    def _decode(self, raw: bytes) -> str:
+        """UTF-8; a line that is not is tried as GB18030 (GBK's superset, what Chinese
+        Windows and many CANN tools write) before its bad bytes become U+FFFD, and the
+        extractor counts the lines read so (issue 10)."""
+        if len(raw) > MAX_LINE:
+            return raw[:MAX_LINE].decode("utf-8", "replace")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        try:
+            text = raw.decode("gb18030")
+        except UnicodeDecodeError:
+            self.extractor.decoded("invalid")
+            return raw.decode("utf-8", "replace")
+        self.extractor.decoded("gb18030")
+        return text
 
     def _settle(self, buf: bytes, end: int) -> None:
         """Date the undated hits by the first GLOG line after them, once one is read."""
@@ -160,6 +241,18 @@ class FileScanner:
     def _block_end_time(buf: bytes, end: int) -> float | None:
         """Time of the last GLOG line of the block, INFO included: the file's latest activity."""
         return time_before(buf, end + 1, 0)
+
+
+def line_break_is_cr(data: bytes, final: bool = False) -> bool | None:
+    """Whether a file's lines end in a lone CR (old Mac, some tools' progress output),
+    judged by its first line end: LF or CRLF -> False, CR then another byte -> True,
+    None while it cannot be told (no line end yet, or a CR last); `final`: decide anyway."""
+    lf, cr = data.find(b"\n"), data.find(b"\r")
+    if cr < 0 or (0 <= lf < cr):
+        return False if lf >= 0 or final else None
+    if cr + 1 < len(data):
+        return data[cr + 1] != 10
+    return False if final else None
 
 
 def _parsed_from(buf: bytes, starts: list[int]) -> int:

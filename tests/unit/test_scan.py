@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from msrunwatch.read.facts import FileRole
+from msrunwatch.read.scan import FileScanner
 from msrunwatch.read.timestamps import iso
+from msrunwatch.rules.matcher import LineMatcher
 from tests.support import FIXTURES, ScanText
 
 MEMORY_BLOCK = """\
@@ -224,3 +226,51 @@ def test_hostile_bytes_do_not_stop_the_file(scan_text: ScanText) -> None:
     assert facts.lines == 6
     assert facts.progress is not None and facts.progress.step == 4
     assert [h.rule for h in facts.hits] == ["python-exception"]
+
+
+# -- issue 10: hostile and broken input -------------------------------------------------
+
+WARNING = "[WARNING] ME(1,a,python):2026-11-21-05:00:00.000.000 [a.cc:1] F] start\n"
+
+
+@pytest.mark.parametrize("chunk", [None, 65536, 1 << 20, 3 << 20])
+def test_a_line_over_1_mib_is_one_line_however_it_is_fed(scan_text: ScanText, chunk: int) -> None:
+    data = WARNING.encode() + b"x" * (3 << 20) + b"\nValueError: after the long line\n"
+    facts = scan_text(data, chunk=chunk)
+    assert facts.lines == 3
+    assert [(h.rule, h.line) for h in facts.hits] == [("python-exception", 3)]
+
+
+def test_a_long_last_line_without_newline_counts_once(scan_text: ScanText) -> None:
+    data = b"ValueError: first\n" + b"y" * (2 << 20)
+    assert scan_text(data, chunk=65536).lines == 2
+    assert scan_text(data).lines == 2
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 5])
+def test_cr_only_files_have_lines(scan_text: ScanText, chunk: int) -> None:
+    data = b"training starts\rValueError: boom\rlast words\r"
+    facts = scan_text(data, chunk=chunk)
+    assert facts.lines == 3
+    assert [(h.rule, h.line) for h in facts.hits] == [("python-exception", 2)]
+
+
+def test_crlf_files_are_not_cr_only(scan_text: ScanText) -> None:
+    data = b"training starts\r\nValueError: boom\r\n"
+    facts = scan_text(data, chunk=1)
+    assert (facts.lines, facts.hits[0].line, facts.hits[0].text) == (2, 2, "ValueError: boom")
+
+
+def test_gbk_text_is_read_as_gb18030_and_said_so(scan_text: ScanText) -> None:
+    data = "RuntimeError: 设备内存不足，请减小批大小\n".encode("gbk") + b"plain \xff\xfe bytes\n"
+    facts = scan_text(data)
+    assert "设备内存不足" in facts.hits[0].message
+    assert facts.encodings == (("gb18030", 1), ("invalid", 1))
+
+
+def test_a_scanner_knows_its_file_by_its_first_bytes(matcher: LineMatcher) -> None:
+    scanner = FileScanner("worker_0.log", "logs", FileRole.WORKER, matcher, 0)
+    scanner.feed(WARNING.encode() + b"epoch: 1 step: 1, loss is 0.5\n")
+    assert scanner.same_head(WARNING.encode()[:40])
+    rewritten = WARNING.replace("05:00:00", "06:00:00").encode()
+    assert not scanner.same_head(rewritten)
