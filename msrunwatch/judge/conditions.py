@@ -156,6 +156,7 @@ def _figures(
         ),
         silent_first_ranks=_silent_first(states, ctx),
         categories=list(seen.categories),
+        behind_ranks=_behind(states),
     )
 
 
@@ -171,6 +172,15 @@ def _silent_first(states: Sequence[RankState], ctx: Context) -> list[int]:
         for s in running
         if s.silence_s is not None and longest - s.silence_s <= FIRST_SILENT_S
     )
+
+
+def _behind(states: Sequence[RankState]) -> list[int]:
+    """The ranks whose last step is the lowest, when the others got further."""
+    steps = [(s.rank, s.step) for s in states if s.step is not None]
+    if len({step for _, step in steps}) < 2:
+        return []
+    lowest = min(step for _, step in steps)
+    return sorted(rank for rank, step in steps if step == lowest)
 
 
 def _stage(states: Sequence[RankState], stage: int) -> StageFigures:

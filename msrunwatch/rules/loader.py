@@ -204,6 +204,7 @@ def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False)
         subject=_subject_of(data),
         peer=_peer(path, data, pos, None),
         lookup=_lookup(path, data),
+        restates=tuple(data.get("restates", ())),
         aliases=tuple(data.get("aliases", ())),
         pattern=data.get("match"),
         when=when,

@@ -60,6 +60,8 @@ class Rule:
     """Line scope: which capture names the rank the line is about."""
     peer: Peer | None = None
     """Line scope: the rank this line blames when no rank logged a fault of its own."""
+    restates: tuple[str, ...] = ()
+    """Rules whose finding this one's lines repeat: folded into it when it exists."""
     lookup: Lookup | None = None
     """Line scope: a catalogue whose rows refine each finding (category, role, title, hint)."""
     aliases: tuple[str, ...] = ()

@@ -143,6 +143,11 @@ class RunFigures:
     categories: list[str] = var(
         "list: the categories of every finding from log lines (run rules: and rank rules)", ()
     )
+    behind_ranks: list[int] = var(
+        "list: when ranks' last training steps differ, those whose progress stopped at the "
+        "lowest step (a hang stops its rank first)",
+        (),
+    )
 
 
 @dataclass
@@ -172,6 +177,7 @@ class RunState:
     missing_ranks: list[int] = var(
         "list: expected ranks that never registered with the scheduler", ()
     )
+    ranks_without_log: list[int] = var("list: expected ranks of which no log was found", ())
     silent_ranks: list[int] = var(
         "list: ranks with no fault of their own, not finished, while others timed out "
         "(live: only those whose log has not grown for 10 s)",
