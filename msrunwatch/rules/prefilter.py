@@ -36,12 +36,33 @@ def _walk(
         if op is C.SUBPATTERN and not av[1] and not av[2]:  # type: ignore[index]
             _walk(av[3], runs, current, choices)  # type: ignore[index]
             continue
-        runs.append("".join(current))
+        before = "".join(current)
+        runs.append(before)
         current.clear()
         if op is C.BRANCH:
+            whole = [_whole_literal(branch) for branch in av[1]]  # type: ignore[index]
+            if before and all(w is not None for w in whole):  # E(?:1000|1001): E1000, E1001
+                choices.append(tuple(dict.fromkeys(before + w for w in whole if w is not None)))
+                continue
             alternatives = [_best(branch) for branch in av[1]]  # type: ignore[index]
             if all(a and min(len(x) for x in a) >= MIN_ALTERNATIVE for a in alternatives):
                 choices.append(tuple(dict.fromkeys(x for a in alternatives for x in a)))
+
+
+def _whole_literal(tree: Sequence[tuple[object, object]]) -> str | None:
+    """The text a (sub)pattern made only of literal characters matches, if it is one."""
+    chars: list[str] = []
+    for op, av in tree:
+        if op is C.LITERAL:
+            chars.append(chr(av))  # type: ignore[arg-type]
+        elif op is C.SUBPATTERN and not av[1] and not av[2]:  # type: ignore[index]
+            inner = _whole_literal(av[3])  # type: ignore[index]
+            if inner is None:
+                return None
+            chars.append(inner)
+        else:
+            return None
+    return "".join(chars)
 
 
 def _best(tree: Sequence[tuple[object, object]]) -> Requirement:
@@ -238,11 +259,13 @@ class Prefilter:
             (self._compile([k for k, ci in by_literal if ci == fold], fold), fold)
             for fold in (False, True)
         ]
+        touching = [key for key in by_literal if _TOUCHES_TIME.search(key[0])]
         self._touching = [
-            (literal.lower() if fold else literal, fold, indexes)
-            for (literal, fold), indexes in by_literal.items()
-            if _TOUCHES_TIME.search(literal)
+            (self._compile([k for k, ci in touching if ci == fold], fold), fold)
+            for fold in (False, True)
         ]
+        self._reach = max((len(k) for k, _ in touching), default=0)
+        """How far from the time a literal that overlaps it can start or end."""
         self._hidden: dict[tuple[str, bool], list[int]] = {}
         self._memo: dict[str, frozenset[int]] = {}
 
@@ -279,15 +302,10 @@ class Prefilter:
                 found.update(self._rules_behind(m[0].lower() if fold else m[0], fold))
         return frozenset(found)
 
-    def _masked(self, line: str) -> str:
-        m = _TS.search(line)
-        if m is None:
-            return line
-        return line[: m.start(1)] + m[1].translate(_ZEROS) + line[m.end(1) :]
-
     def candidates(self, line: str) -> list[int]:
         """Rule indexes whose required literal is in the line, plus the always-tried ones."""
-        key = self._masked(line)
+        m = _TS.search(line)
+        key = line if m is None else line[: m.start(1)] + m[1].translate(_ZEROS) + line[m.end(1) :]
         scanned = self._memo.get(key)
         if scanned is None:
             if len(self._memo) >= MEMO:
@@ -295,10 +313,12 @@ class Prefilter:
             scanned = self._memo[key] = self._scan(key)
         found = set(scanned)
         found.update(self._always)
-        if key is not line:
-            for literal, fold, indexes in self._touching:
-                if literal in (line.lower() if fold else line):
-                    found.update(indexes)
+        if m is not None and self._reach:
+            window = line[max(m.start(1) - self._reach, 0) : m.end(1) + self._reach]
+            for pattern, fold in self._touching:
+                if pattern is not None:
+                    for hit in pattern.finditer(window):
+                        found.update(self._rules_behind(hit[0].lower() if fold else hit[0], fold))
         for index, gates in self._gated:
             if any(gate.search(line) for gate in gates):
                 found.add(index)

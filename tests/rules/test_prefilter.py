@@ -55,3 +55,8 @@ def test_a_literal_that_overlaps_the_time_is_looked_for_in_every_line(literal: s
     assert prefilter.candidates(second + "Boom") == [1]
     hit = prefilter.candidates(first + "Boom")
     assert (0 in hit) == (literal in first), (literal, hit)
+
+
+def test_a_literal_before_an_alternation_of_literals_joins_each() -> None:
+    found = required_literals(r"(?<![\w-])(?P<code>E(?:1000|Z990|C001)\d): ")
+    assert found == (("E1000", "EZ990", "EC001"), False)
