@@ -94,12 +94,20 @@ def find_logs(targets: Sequence[str], consoles: Sequence[str] = ()) -> list[LogF
     return files
 
 
+def usable_cpus() -> int:
+    """CPUs this process may run on (taskset and cgroup cpusets narrow os.cpu_count())."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 def scan_all(
     files: Sequence[LogFile], rules: Sequence[Rule], progress: Progress | None = None
 ) -> list[FileFacts]:
     """Facts of every file, in the order given."""
     total = sum(f.size for f in files)
-    workers = min(os.cpu_count() or 1, len(files))
+    workers = usable_cpus()
     if total < PARALLEL_BYTES or workers < 2:
         matcher = LineMatcher(rules)
         results = []

@@ -15,7 +15,7 @@ from msrunwatch.read.facts import FileFacts, FileRole, Hit, Registration, Worker
 from msrunwatch.read.memory import MemoryBlock
 from msrunwatch.read.progress import CompileTracker, ProgressTracker
 from msrunwatch.read.timestamps import parse_glog, parse_iso
-from msrunwatch.read.traceback import Traceback, informative, is_bare
+from msrunwatch.read.traceback import CHAINED, Traceback, informative, is_bare
 from msrunwatch.rules.matcher import LineMatch, LineMatcher
 
 QUIET_LEVELS = ("INFO", "DEBUG")
@@ -23,6 +23,8 @@ FAULT_LEVELS = ("ERROR", "CRITICAL")
 MAX_DISTINCT_HITS = 256
 """Distinct (rule, fingerprint) pairs kept per file; repeats only raise a count."""
 MAX_TEXT = 400
+MAX_INERT = 4096
+"""Distinct inert lines remembered per file."""
 
 
 class Extractor:
@@ -79,6 +81,10 @@ class Extractor:
         self._last_fault: tuple[int, str] | None = None
         """The latest fault line with nothing normal (progress, an end) after it."""
         self._pending: list[Hit] = []
+        self._fired = False
+        """A rule matched the line being read."""
+        self._inert: set[str] = set()
+        """Un-prefixed lines seen to change nothing: their repeats are not read again."""
         self._encodings: Counter[str] = Counter()
         """Lines that were not UTF-8, by how they were read."""
         self._undated: dict[tuple[str, ...], int] = {}
@@ -109,6 +115,10 @@ class Extractor:
         """A line without a GLOG prefix: a print, a traceback, an exception's body."""
         if text.startswith(P.TRACEBACK_START) or lineno != self._last_line + 1:
             self._new_record()
+        if text in self._inert and self._traceback.state != "frames" and self._deferred is None:
+            self._around = around
+            return
+        self._fired = False
         kind = self._traceback.feed(text)
         if self._deferred is not None and kind == "text" and informative(text):
             self._flush_deferred(text.strip())
@@ -122,6 +132,24 @@ class Extractor:
             self._deferred = (text, lineno, offset, around)
         elif text.strip():
             self._rules(text, lineno, offset, None, False, kind=kind)
+        if kind == "text" and not facts and self._no_news(text):
+            self._remember_inert(text)
+
+    def _no_news(self, text: str) -> bool:
+        """The line changed nothing but the record it is in (no rule fired, no traceback
+        began or ended): the same text later can skip the reading (real logs print the
+        same dataset dumps and compile traces again and again)."""
+        return (
+            not self._fired
+            and self._traceback.state != "frames"
+            and self._deferred is None
+            and not text.startswith((P.TRACEBACK_START, *CHAINED))
+        )
+
+    def _remember_inert(self, text: str) -> None:
+        if len(self._inert) >= MAX_INERT:
+            self._inert.clear()
+        self._inert.add(text)
 
     def _flush_deferred(self, body: str | None = None) -> None:
         """Match a bare exception line (`RuntimeError:`), with the first line of its body
@@ -202,6 +230,8 @@ class Extractor:
         """Facts carried by a GLOG line's message."""
         if self.role is FileRole.SCHEDULER:
             self._scheduler(msg)
+            return
+        if not P.MESSAGE_FACTS.could_match(msg):
             return
         if m := P.META_CONNECT_FAILED.search(msg):
             self._meta_failures += 1
@@ -288,6 +318,7 @@ class Extractor:
         line was made of an exception and its body, whose own line the others will read)."""
         frame = self._traceback.frame if kind == "exception" else None
         for found in self.matcher.match(text, level, kind or ("glog" if level else "text"), frame):
+            self._fired = True
             if fallbacks and not found.rule.fallback:
                 continue
             if not exact:
@@ -433,7 +464,7 @@ class Extractor:
     def __getstate__(self) -> dict[str, object]:
         """Sent between processes without the matcher (each process has its own)."""
         state = dict(self.__dict__)
-        state["matcher"] = None
+        state["matcher"], state["_inert"] = None, set()
         return state
 
     def close(self) -> None:

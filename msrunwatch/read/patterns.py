@@ -231,3 +231,8 @@ PLAIN_FACTS = AnyOf(
     prefixes=("[PROF]", "Device ", "MindSpore ", "Used peak", "Actual peak", "[MS_RUN"),
 )
 """Everything Extractor._plain and the fault check look for in an un-prefixed line."""
+
+MESSAGE_FACTS = AnyOf(
+    META_CONNECT_FAILED, NODE_RANK, SIM_RANK, COMPILE_START, COMPILE_FINISH, PROF_STAGE, TEARDOWN
+)
+"""Everything Extractor._message looks for in a GLOG line's message."""

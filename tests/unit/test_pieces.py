@@ -7,7 +7,6 @@ logs cut at many random places (inside tracebacks and memory blocks too).
 
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 import sys
@@ -122,7 +121,7 @@ def test_triage_reads_large_files_in_pieces_in_parallel(
     one_by_one = scan_all(files, rules)
     monkeypatch.setattr(triage, "PARALLEL_BYTES", 0)
     monkeypatch.setattr(triage, "MIN_PIECE", 256 << 10)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(triage, "usable_cpus", lambda: 2)
     assert any(edges for _, edges, _ in triage.plan(files, 2))
     in_parallel = scan_all(files, rules)
     for a, b in zip(one_by_one, in_parallel, strict=True):
