@@ -463,6 +463,44 @@ def bench(data: Dataset, cmds: dict[str, Command], repeat: int) -> Result:
     return result
 
 
+def cpu_scaling(
+    data: Dataset, cmd: Command, counts: Sequence[str], repeat: int
+) -> list[tuple[int, list[Run]]]:
+    """msrunwatch on the first N CPUs only (`taskset -c 0..N-1`, which its pool follows):
+    is the parallelism real? Rounds rotate over the counts, like the tools."""
+    total = os.cpu_count() or 1
+    wanted = sorted({total if c == "all" else min(int(c), total) for c in counts})
+    runs: dict[int, list[Run]] = {n: [] for n in wanted}
+    for i in range(repeat):
+        order = wanted[i % len(wanted) :] + wanted[: i % len(wanted)]
+        for n in order:
+            warm_cache(data)
+            argv = ["taskset", "-c", f"0-{n - 1}", *cmd.argv]
+            run = measure(argv)
+            if run.returncode in TRIAGE_EXITS:
+                runs[n].append(run)
+        say(f"  cpus round {i + 1}/{repeat} done")
+    return [(n, rs) for n, rs in runs.items() if rs]
+
+
+def cpu_table(data: Dataset, scaling: list[tuple[int, list[Run]]]) -> str:
+    lines = [
+        f"CPUs given to msrunwatch ({data.label}, {data.bytes / MIB:.0f} MiB, `taskset -c`):",
+        "",
+        "| CPUs | wall s | CPU s | CPU % | speed-up | peak RSS MiB |",
+        "|---|---|---|---|---|---|",
+    ]
+    base = statistics.median(r.wall_s for r in scaling[0][1])
+    for n, rs in scaling:
+        wall = statistics.median(r.wall_s for r in rs)
+        cpu = statistics.median(r.cpu_s for r in rs)
+        lines.append(
+            f"| {n} | {wall:.2f} | {cpu:.2f} | {100 * cpu / wall:.0f} | {base / wall:.2f} "
+            f"| {max(r.peak_tree_mib for r in rs):.0f} |"
+        )
+    return "\n".join(lines)
+
+
 def print_result(r: Result, cmds: dict[str, Command], rg_missing: bool) -> None:
     """The figures of one dataset: one line per tool, then the checks."""
     d = r.data
@@ -712,10 +750,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--msrunwatch", help="msrunwatch command (default: beside this Python, then PATH)"
     )
     parser.add_argument("--grep-mode", choices=GREP_MODES, default="pipe")
+    parser.add_argument(
+        "--cpus",
+        default="",
+        help="also run msrunwatch on the first N CPUs (taskset), e.g. 1,2,all: CPU %% and speed-up",
+    )
     parser.add_argument("--discard", action="store_true", help="delete generated data after use")
     parser.add_argument("--out", type=Path, default=BENCH / "out", help="where data and reports go")
     args = parser.parse_args(argv)
     args.tools = [t for t in args.tools.split(",") if t]
+    args.cpus = [c for c in args.cpus.split(",") if c]
+    if args.cpus and shutil.which("taskset") is None:
+        parser.error("--cpus needs taskset (util-linux)")
     unknown = set(args.tools) - set(TOOLS)
     if unknown or "msrunwatch" not in args.tools:
         parser.error(f"--tools: choose among {', '.join(TOOLS)}, msrunwatch included")
@@ -744,6 +790,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"before: {load()}")
 
     results = []
+    scaling: list[str] = []
     for data in datasets(args):
         say(
             f"benchmarking {data.path} ({data.bytes / MIB:.0f} MiB, {data.files} files), "
@@ -754,6 +801,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         results.append(bench(data, cmds, args.repeat))
         print()
         print_result(results[-1], cmds, rg_missing and "rg" in args.tools)
+        if args.cpus:
+            scaling.append(
+                cpu_table(data, cpu_scaling(data, cmds["msrunwatch"], args.cpus, args.repeat))
+            )
+            print(scaling[-1])
         if args.discard and args.dir is None:
             shutil.rmtree(data.path.parent)
     cold = cold_start(msrunwatch, args.cold_repeat) if args.cold_repeat > 0 else {}
@@ -771,6 +823,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if cold:
         print()
         print(cold_table(cold))
+    for table in scaling:
+        print()
+        print(table)
     save_results(results, cold, args.out / "last_results.json")
     return 0 if all(r.correct for r in results) else 1
 

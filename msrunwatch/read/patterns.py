@@ -81,17 +81,15 @@ GLOG_HEADER = re.compile(
 
 # Bytes-level scanners: these run over whole blocks, so each has a literal core that
 # CPython's regex engine finds with a fast substring search.
-CANDIDATE_LINE = re.compile(
-    rb"\n(?!\[(?:INFO|DEBUG)\] |epoch: \d|\[PROF\]PreLaunchCommKernel )[^\n]*"
-)
-"""Every line that is not an INFO/DEBUG GLOG line: the only lines faults are on. Two
-per-step prints are left out too: LossMonitor lines (read in bulk, see FileScanner) and
-the per-step `[PROF]PreLaunchCommKernel` timing, which is not a compile stage."""
+CANDIDATE_LINE = re.compile(rb"\n(?!\[(?:INFO|DEBUG)\] |\[PROF\]PreLaunchCommKernel )[^\n]*")
+"""Every line that is not an INFO/DEBUG GLOG line: the only lines faults are on. The
+per-step `[PROF]PreLaunchCommKernel` timing is left out too (it is not a compile stage);
+LossMonitor lines (BULK_LINE) are among them, and read in bulk (see FileScanner)."""
 LOSS_LINE_START = b"\nepoch: "
 """LossMonitor lines (`epoch: 1 step: 3, loss is 0.38`), one per step: counted in C,
 and only the last few of each block parsed."""
 BULK_LINE = re.compile(rb"\nepoch: \d")
-"""The lines CANDIDATE_LINE leaves to the bulk reading of progress."""
+"""LossMonitor lines, read in bulk: counted, and only the last few parsed."""
 LOSS_BULK = re.compile(rb"\nepoch: (\d{1,18}),? step: (\d{1,18}), loss is ")
 """The epoch and step of a LossMonitor line that is counted but not parsed."""
 ANY_LINE = re.compile(rb"\n[^\n]*")

@@ -154,27 +154,27 @@ class FileScanner:
             self._lines -= 1
             self._skipping = True
 
-    def _starts(self, buf: bytes, end: int) -> list[int]:
-        """Start offsets (in buf) of the lines worth parsing, in order."""
+    def _starts(self, buf: bytes, end: int) -> tuple[list[int], list[int]]:
+        """Start offsets (in buf) of the lines worth parsing, in order, and of the
+        LossMonitor lines among them (read in bulk: see _progress_starts)."""
         if self._all_lines:
-            return [m.start() + 1 for m in P.ANY_LINE.finditer(buf, 0, end)]
-        starts = [m.start() + 1 for m in P.CANDIDATE_LINE.finditer(buf, 0, end)]
+            return [m.start() + 1 for m in P.ANY_LINE.finditer(buf, 0, end)], []
+        starts, epochs = [], []
+        for m in P.CANDIDATE_LINE.finditer(buf, 0, end):
+            (epochs if P.BULK_LINE.match(buf, m.start()) else starts).append(m.start() + 1)
         extra: set[int] = set()
         for marker in P.INFO_MARKERS:
             for m in marker.finditer(buf, 0, end):
                 extra.add(buf.rfind(b"\n", 0, m.start()) + 1)
         if extra:
             starts = sorted(extra.union(starts))
-        return starts
+        return starts, epochs
 
-    def _progress_starts(self, buf: bytes, end: int) -> list[int]:
+    def _progress_starts(self, buf: bytes, starts: list[int]) -> list[int]:
         """Starts of the LossMonitor lines to parse; the others are only counted, and their
         epochs noted. The ones parsed are the last ones of the block back to the 16th
         positive interval between them (the cadence is the median of the last 16), or all of
         them: so the cadence is the same however the file is cut into blocks or pieces."""
-        if self._all_lines:
-            return []
-        starts = [m.start() + 1 for m in P.BULK_LINE.finditer(buf, 0, end)]
         if not starts:
             return []
         keep = _parsed_from(buf, starts)
@@ -188,8 +188,8 @@ class FileScanner:
         self.extractor.new_block()
         if not self.extractor.first_time_known:
             self.extractor.note_first_time(first_header_time(buf, 0, end))
-        bulk = self._progress_starts(buf, end)
-        starts = self._starts(buf, end)
+        starts, epochs = self._starts(buf, end)
+        bulk = self._progress_starts(buf, epochs)
         if bulk:
             starts = sorted([*starts, *bulk])
         chosen = set(bulk)
