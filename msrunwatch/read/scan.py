@@ -159,7 +159,8 @@ class FileScanner:
         LossMonitor lines among them (read in bulk: see _progress_starts)."""
         if self._all_lines:
             return [m.start() + 1 for m in P.ANY_LINE.finditer(buf, 0, end)], []
-        starts, epochs = [], []
+        starts: list[int] = []
+        epochs: list[int] = []
         for m in P.CANDIDATE_LINE.finditer(buf, 0, end):
             (epochs if P.BULK_LINE.match(buf, m.start()) else starts).append(m.start() + 1)
         extra: set[int] = set()
