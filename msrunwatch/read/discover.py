@@ -61,8 +61,8 @@ _CRASH = re.compile(
 """A training process's output without a GLOG line: a traceback, a fatal signal, a CANN code
 (print-only logs, excerpts of them, GLOG_v=3 runs)."""
 _PROGRESS = re.compile(
-    rb"epoch: \d+,? step: \d+, loss is |iteration +\d+/ *\d+ \||(?i:epoch):? ?\[? ?\d+ ?/ ?\d+\]?,? "
-    rb"(?i:step|batch):? ?\[? ?\d+ ?/ ?\d+"
+    rb"epoch: \d+,? step: \d+, loss is |iteration +\d+/ *\d+ \|"
+    rb"|(?i:epoch):? ?\[? ?\d+ ?/ ?\d+\]?,? (?i:step|batch):? ?\[? ?\d+ ?/ ?\d+"
 )
 """A training process's progress prints (MindSpore's LossMonitor, Megatron, the suites)."""
 _MSRUN_EXIT = re.compile(rb"Worker process \d+ exit with exception|Scheduler process \d+ exit with")
