@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from msrunwatch.core.numbers import to_float, to_int
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.prefilter import Prefilter
 from msrunwatch.rules.template import fingerprint, render
@@ -66,12 +67,9 @@ class LineMatcher:
 
 
 def _value(text: str) -> int | float | str:
-    """A capture as a number when it is one (and prints the same), so conditions compare it."""
-    try:
-        number: int | float = int(text)
-    except ValueError:
-        try:
-            number = float(text)
-        except ValueError:
-            return text
-    return number if str(number) == text else text
+    """A capture as a number when it is one (and prints the same), so conditions compare it;
+    a number no log means (5,000 digits, `1e999`, `nan`) stays text."""
+    number: int | float | None = to_int(text)
+    if number is None:
+        number = to_float(text)
+    return number if number is not None and str(number) == text else text
