@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from msrunwatch.commands.common import launch_options, rule_options, settings_of, write
+from msrunwatch.commands.common import launch_options, paths, rule_options, settings_of, write
 from msrunwatch.core.exit_codes import ExitCode
 
 
@@ -25,10 +25,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     from msrunwatch.drivers.options import Launch
     from msrunwatch.drivers.settings import rule_set
 
+    targets = paths(args.targets, "target")
     settings = settings_of(args)
     rules = rule_set(settings)
-    launch = Launch(args.devices, args.msrun, tuple(args.console or ()))
-    report = check_targets(args.targets, rules, launch)
+    launch = Launch(args.devices, args.msrun, tuple(paths(args.console, "--console")))
+    report = check_targets(targets, rules, launch)
     write(render(report, rules, args.format), args.output)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if args.format == "github" and summary:

@@ -6,7 +6,14 @@ import argparse
 import sys
 from typing import Any
 
-from msrunwatch.commands.common import progress_printer, rule_options, rules_of, use_color, write
+from msrunwatch.commands.common import (
+    paths,
+    progress_printer,
+    rule_options,
+    rules_of,
+    use_color,
+    write,
+)
 from msrunwatch.core.exit_codes import ExitCode
 
 
@@ -15,14 +22,15 @@ def cmd_triage(args: argparse.Namespace) -> int:
     from msrunwatch.drivers.triage import triage
     from msrunwatch.report import jsonout, markdown, text
 
+    dirs, consoles = paths(args.dirs, "log directory"), paths(args.console, "--console")
     rules = rules_of(args)
     if args.config:
         from msrunwatch.drivers.configs import read_all, triage_with_config
 
         configs = read_all(args.config, args.msrun)
-        report = triage_with_config(args.dirs, rules, configs, args.console or (), args.devices)
+        report = triage_with_config(dirs, rules, configs, consoles, args.devices)
     else:
-        report = triage(args.dirs, rules, args.console or (), progress_printer(sys.stderr))
+        report = triage(dirs, rules, consoles, progress_printer(sys.stderr))
     if args.format == "json":
         out = jsonout.render(report)
     elif args.format == "markdown":

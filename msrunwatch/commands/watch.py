@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from msrunwatch.commands.common import rule_options, rules_of
+from msrunwatch.commands.common import paths, rule_options, rules_of
 from msrunwatch.core.errors import UsageError
 
 
@@ -15,11 +15,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from msrunwatch.live import observer
     from msrunwatch.live.run import LiveRun
 
-    for target in args.dirs:
+    dirs, consoles = paths(args.dirs, "log directory"), paths(args.console, "--console")
+    for target in dirs:
         if not Path(target).exists():
             raise UsageError(f"{target}: no such file or directory")
-    live = LiveRun(args.dirs, rules_of(args), args.console or (), stall_after_s=args.stall_after)
-    watcher = observer.start(args.dirs, live.dirty, poll=args.poll)
+    live = LiveRun(dirs, rules_of(args), consoles, stall_after_s=args.stall_after)
+    watcher = observer.start(dirs, live.dirty, poll=args.poll)
     try:
         if args.headless:
             from msrunwatch.live.headless import Headless, HeadlessOptions

@@ -139,21 +139,23 @@ class _Composer:
         self._anchor(event, node)
         return node
 
-    def _sequence(self, path: Path_) -> yaml.SequenceNode:
+    def _open(self, kind: type[yaml.CollectionNode]) -> Any:
+        """A sequence or mapping node from its start event, counted and anchored."""
         start = self.parser.get_event()
-        tag = self._tag(yaml.SequenceNode, None, start)
-        node = yaml.SequenceNode(tag, [], start.start_mark, None, start.flow_style)
+        tag = self._tag(kind, None, start)
+        node = kind(tag, [], start.start_mark, None, start.flow_style)
         self._anchor(start, node)
+        return node
+
+    def _sequence(self, path: Path_) -> yaml.SequenceNode:
+        node: yaml.SequenceNode = self._open(yaml.SequenceNode)
         while not self.parser.check_event(yaml.SequenceEndEvent):
             node.value.append(self.node((*path, len(node.value))))
         node.end_mark = self.parser.get_event().end_mark
         return node
 
     def _mapping(self, path: Path_) -> yaml.MappingNode:
-        start = self.parser.get_event()
-        tag = self._tag(yaml.MappingNode, None, start)
-        node = yaml.MappingNode(tag, [], start.start_mark, None, start.flow_style)
-        self._anchor(start, node)
+        node: yaml.MappingNode = self._open(yaml.MappingNode)
         seen: set[str] = set()
         while not self.parser.check_event(yaml.MappingEndEvent):
             key_node = self._key()

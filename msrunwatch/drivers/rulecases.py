@@ -27,7 +27,7 @@ from msrunwatch.drivers.triage import triage
 from msrunwatch.judge.config.context import context_for
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Finding, Report
-from msrunwatch.rules.loader import CASES_SUFFIX
+from msrunwatch.rules.loader import CASES_SUFFIX, MAX_CASES_BYTES, read_text
 from msrunwatch.rules.model import Rule
 from msrunwatch.schemas import files
 
@@ -97,10 +97,9 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
 
 def load_cases(path: Path) -> list[Case]:
     """Parse and validate a cases file."""
+    text = read_text(path, MAX_CASES_BYTES)
     try:
-        data, pos = load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RuleError(path, f"cannot read: {exc.strerror}") from None
+        data, pos = load(text)
     except YamlError as exc:
         raise RuleError(path, f"invalid YAML: {exc}", exc.line, exc.col) from None
     _validate(path, data, pos)

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from msrunwatch.core.errors import InputError
+from msrunwatch.core.fileio import open_regular
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
@@ -32,7 +34,7 @@ def scan_file(log: LogFile, matcher: LineMatcher) -> FileFacts:
     """Read one file to its end; an unreadable file becomes facts with an error."""
     scanner = FileScanner(log.rel, log.log_dir, log.role, matcher, log.rank_from_name)
     try:
-        with log.path.open("rb", buffering=0) as fh:
+        with open(open_regular(log.path), "rb", buffering=0) as fh:
             while chunk := fh.read(BLOCK):
                 scanner.feed(chunk)
     except OSError as exc:
@@ -52,9 +54,12 @@ def _scan_in_worker(log: LogFile) -> FileFacts:
     return scan_file(log, _matcher)
 
 
-def find_logs(targets: Sequence[str], consoles: Sequence[str] = ()) -> list[LogFile]:
-    """Every log file of the targets, plus msrun console files given explicitly."""
-    files = [f for target in targets for f in discover_target(target)]
+def find_logs(
+    targets: Sequence[str], consoles: Sequence[str] = (), warnings: list[str] | None = None
+) -> list[LogFile]:
+    """Every log file of the targets, plus msrun console files given explicitly; what was
+    skipped (unreadable directories, FIFOs, devices) is added to warnings."""
+    files = [f for target in targets for f in discover_target(target, warnings)]
     files.extend(console_file(c) for c in consoles)
     return files
 
@@ -112,8 +117,15 @@ def triage(
     ctx: Context | None = None,
 ) -> Report:
     """Read every log of the targets and return the verdict."""
-    files = find_logs(targets, consoles)
+    warnings: list[str] = []
+    files = find_logs(targets, consoles, warnings)
     facts = scan_all(files, rules, progress)
-    warnings = [f"could not read {f.error}" for f in facts if f.error]
+    failed = [f"could not read {f.error}" for f in facts if f.error]
+    if facts and len(failed) == len(facts):
+        raise InputError(f"no log could be read: {failed[0]}" + _more(len(failed) - 1))
     run = assemble([*targets], facts)
-    return judge(run, rules, warnings, ctx)
+    return judge(run, rules, [*warnings, *failed], ctx)
+
+
+def _more(count: int) -> str:
+    return f" (and {count} more)" if count else ""

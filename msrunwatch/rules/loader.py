@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from msrunwatch.core.errors import ExprError, RuleError, YamlError
+from msrunwatch.core.fileio import read_capped
 from msrunwatch.core.yamlload import Positions, load
 from msrunwatch.rules import variables
 from msrunwatch.rules.expr import Expr
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
     from jsonschema import ValidationError
 
 CASES_SUFFIX = ".cases.yaml"
+MAX_RULE_BYTES = 1 << 20
+"""A rule file larger than this is refused (the largest built-in one has 3 KB)."""
+MAX_CASES_BYTES = 8 << 20
+"""A cases file larger than this is refused (the largest built-in one has 24 KB)."""
 
 
 @cache
@@ -239,12 +244,18 @@ def _names_list(value: Any) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
 
-def load_rule(path: Path, trusted: bool = False) -> Rule:
-    """Load one rule file (validated unless it is the built-in pack's)."""
+def read_text(path: Path, cap: int = MAX_RULE_BYTES) -> str:
+    """A rule or cases file's text: a regular file of at most cap bytes, UTF-8 (a FIFO or a
+    device in a rules directory is an error, never a read that blocks or never ends)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return read_capped(path, cap).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleError(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def load_rule(path: Path, trusted: bool = False) -> Rule:
+    """Load one rule file (validated unless it is the built-in pack's)."""
+    text = read_text(path)
     try:
         data, pos = load(text)
     except YamlError as exc:
