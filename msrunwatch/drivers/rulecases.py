@@ -29,6 +29,7 @@ from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Finding, Report
 from msrunwatch.rules.loader import CASES_SUFFIX, MAX_CASES_BYTES, read_text
 from msrunwatch.rules.model import Rule
+from msrunwatch.rules.patterncheck import pattern_warnings
 from msrunwatch.schemas import files
 
 Runner = Callable[[Path, "Case", Sequence[Rule]], Report]
@@ -262,3 +263,14 @@ def strict_problems(rules: Iterable[Rule], cases: Sequence[Case]) -> list[str]:
         if not any(not c.fires for c in mine):
             problems.append(f"{rule.path}:1:1: {rule.id}: no case where the rule must not fire")
     return problems
+
+
+def strict_warnings(rules: Iterable[Rule]) -> list[str]:
+    """What `rules check --strict` warns about without failing: patterns whose nested
+    repeats can backtrack for long (matching abandons such a line and reports it)."""
+    return [
+        f"{rule.path}:1:1: warning: {rule.id}: {warning}"
+        for rule in rules
+        if rule.pattern is not None
+        for warning in pattern_warnings(rule.pattern)
+    ]

@@ -33,6 +33,8 @@ Progress = Callable[[int, int, int, int], None]
 def scan_file(log: LogFile, matcher: LineMatcher) -> FileFacts:
     """Read one file to its end; an unreadable file becomes facts with an error."""
     scanner = FileScanner(log.rel, log.log_dir, log.role, matcher, log.rank_from_name)
+    key = str(log.path)
+    matcher.reading(key)
     try:
         with open(open_regular(log.path), "rb", buffering=0) as fh:
             while chunk := fh.read(BLOCK):
@@ -41,7 +43,8 @@ def scan_file(log: LogFile, matcher: LineMatcher) -> FileFacts:
         scanner.close()
         return replace(scanner.facts(), error=f"{log.path}: {exc.strerror or exc}")
     scanner.close()
-    return scanner.facts()
+    given_up = tuple(a.describe(key) for a in matcher.abandoned(key))
+    return replace(scanner.facts(), warnings=given_up) if given_up else scanner.facts()
 
 
 def _init_worker(rules: Sequence[Rule]) -> None:
@@ -123,8 +126,9 @@ def triage(
     failed = [f"could not read {f.error}" for f in facts if f.error]
     if facts and len(failed) == len(facts):
         raise InputError(f"no log could be read: {failed[0]}" + _more(len(failed) - 1))
+    partial = [w for f in facts for w in f.warnings]
     run = assemble([*targets], facts)
-    return judge(run, rules, [*warnings, *failed], ctx)
+    return judge(run, rules, [*warnings, *failed, *partial], ctx)
 
 
 def _more(count: int) -> str:

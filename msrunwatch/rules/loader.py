@@ -21,6 +21,7 @@ from msrunwatch.core.yamlload import Positions, load
 from msrunwatch.rules import variables
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Rule, Scope, Subject, compile_pattern
+from msrunwatch.rules.patterncheck import pattern_problem
 from msrunwatch.rules.template import check_template
 from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity
 from msrunwatch.schemas import files
@@ -154,13 +155,7 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
     scope = Scope(data.get("scope", "line"))
     match = None
     if "match" in data:
-        try:
-            match = compile_pattern(data["match"])
-        except regex.error as exc:
-            line, col = pos.of(("match",))
-            raise RuleError(
-                path, f"match is not a valid regex: {exc}", line, col, rule_id
-            ) from None
+        match = _compile_bounded(path, data["match"], pos, rule_id)
     names = _names(scope, match)
     for name in _names_list(data.get("at", ())):
         if names is not None and name not in names:
@@ -174,6 +169,19 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
             line, col = pos.of((key,))
             raise RuleError(path, f"{key}: {problem}", line, col, rule_id)
     _subject(path, data, pos, match)
+
+
+def _compile_bounded(path: Path, pattern: str, pos: Positions, rule_id: str) -> regex.Pattern[str]:
+    """A user's pattern, compiled only once its size is known to be bounded: the `regex`
+    module expands counted repeats while compiling, beyond any time or memory limit."""
+    line, col = pos.of(("match",))
+    problem = pattern_problem(pattern)
+    if problem is not None:
+        raise RuleError(path, f"match {problem}", line, col, rule_id)
+    try:
+        return compile_pattern(pattern)
+    except (regex.error, OverflowError, RecursionError) as exc:
+        raise RuleError(path, f"match is not a valid regex: {exc}", line, col, rule_id) from None
 
 
 def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False) -> Rule:
