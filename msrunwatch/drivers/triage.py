@@ -128,7 +128,7 @@ def triage(
         raise InputError(f"no log could be read: {failed[0]}" + _more(len(failed) - 1))
     partial = [w for f in facts for w in f.warnings]
     run = assemble([*targets], facts)
-    return judge(run, rules, [*warnings, *failed, *partial], ctx)
+    return judge(run, rules, [*warnings, *failed, *run.warnings, *partial], ctx)
 
 
 def _more(count: int) -> str:

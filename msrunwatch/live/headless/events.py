@@ -15,8 +15,9 @@ root_cause     the JSON report's root_cause, log_time, cleared: false; or only
                cleared: true when a restarted run no longer has one
 restarted      file (relative to its log directory): truncated or replaced
 caught_up      files, ranks, bytes_read: everything present at start was read
+warning        message: a problem reading the run, once when it first appears
 done           outcome, exit_code, reason ("done", "interrupted", "terminated"),
-               statuses (rank count per status)
+               statuses (rank count per status), warnings (those still standing)
 =============  ================================================================
 """
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -14,6 +15,7 @@ from prometheus_client import CollectorRegistry
 
 from msrunwatch import __version__
 from msrunwatch.core.exit_codes import ExitCode
+from msrunwatch.core.sanitize import terminal
 from msrunwatch.judge.model import Report, Status
 from msrunwatch.live.headless.events import EventStream, PipeClosed, relabel_time
 from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, Hook
@@ -66,6 +68,7 @@ class Headless:
         self._ranks_before: dict[tuple[str, str], frozenset[int]] = {}
         """Each finding's ranks in the last report: a finding is news when it has more."""
         self._caught_up = False
+        self._warned: set[str] = set()
         self._stop = StopSignals(lambda: self.live.dirty.wake.set())
         self._started = False
         self._tick_began = 0.0
@@ -150,6 +153,7 @@ class Headless:
             self.events.emit("restarted", file=rel)
         if judged:
             self._silence, self._silence_at = dict(update.silence), update.time
+        self._emit_warnings(report)
         self._emit_statuses(update)
         self._emit_findings(update)
         if judged:
@@ -169,6 +173,19 @@ class Headless:
                 ranks=len(report.ranks),
                 bytes_read=self._bytes,
             )
+
+    def _emit_warnings(self, report: Report) -> None:
+        """A warning event, and a line on stderr, for each problem reading the run when it
+        first appears (a file that cannot be opened, a directory that cannot be listed)."""
+        for warning in report.warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                self.events.emit("warning", message=warning)
+                self._stderr(f"msrunwatch: warning: {terminal(warning)}")
+
+    def _stderr(self, line: str) -> None:
+        with contextlib.suppress(OSError, ValueError):  # stderr closed: the event still went
+            print(line, file=self.err, flush=True)
 
     def _emit_statuses(self, update: Update) -> None:
         """One rank_status event per rank that appeared or changed status."""
@@ -259,6 +276,7 @@ class Headless:
             exit_code=code,
             reason=reason,
             statuses=statuses,
+            warnings=list(report.warnings) if report else [],
         )
 
     def _wait(self) -> None:
