@@ -75,9 +75,10 @@ def add(sub: Any) -> None:
     )
     p.add_argument(
         "--metrics-addr",
-        default="0.0.0.0",
+        default="127.0.0.1",
         metavar="ADDR",
-        help="headless: address for the metrics server (default 0.0.0.0)",
+        help="headless: address for the metrics server (default 127.0.0.1: this host only; "
+        "0.0.0.0 or :: for Prometheus on other hosts)",
     )
     p.add_argument(
         "--on-finding",
