@@ -62,12 +62,40 @@ def rank_silences(run: RunFacts, ctx: Context) -> dict[int, float] | None:
     return {r.rank: s for r in run.ranks if (s := silence_of(r, ctx)) is not None}
 
 
-def _rank_state(rank: RankFacts, status: Status, ctx: Context) -> RankState:
+@dataclass(frozen=True)
+class LineEvidence:
+    """What the line rules found, as rank and run rules read it."""
+
+    fired: Mapping[int, tuple[str, ...]]
+    """Each rank's own line rules that fired, by id."""
+    categories: tuple[str, ...]
+    registered: frozenset[int]
+
+    @classmethod
+    def of(cls, run: RunFacts, found: Sequence[Sighting]) -> LineEvidence:
+        fired: dict[int, set[str]] = {}
+        for s in found:
+            if s.own and s.rank is not None:
+                fired.setdefault(s.rank, set()).add(s.rule.id)
+        return cls(
+            {rank: tuple(sorted(ids)) for rank, ids in fired.items()},
+            tuple(sorted({s.rule.category for s in found})),
+            frozenset(g.rank for g in run.registrations),
+        )
+
+
+NO_EVIDENCE = LineEvidence({}, (), frozenset())
+
+
+def _rank_state(
+    rank: RankFacts, status: Status, ctx: Context, seen: LineEvidence = NO_EVIDENCE
+) -> RankState:
     memory = next((f.memory for f in rank.files if f.memory), None)
     progress = next((f.progress for f in rank.files if f.progress), None)
     c = rank.primary.compile
     used = memory.used_mb if memory else None
     estimate = ctx.estimate(rank.rank)
+    fault = next((f.last_fault for f in rank.files if f.last_fault), None)
     return RankState(
         rank=rank.rank,
         status=status.value,
@@ -90,10 +118,19 @@ def _rank_state(rank: RankFacts, status: Status, ctx: Context) -> RankState:
         estimate_actual_mb=estimate.actual_mb if estimate else None,
         estimate_from=ctx.estimate_from if estimate else None,
         silence_s=silence_of(rank, ctx),
+        joined=any(f.node_id is not None for f in rank.files),
+        registered=rank.rank in seen.registered,
+        meta_connect_failures=sum(f.meta_connect_failures for f in rank.files),
+        meta_server_url=next((f.meta_server_url for f in rank.files if f.meta_server_url), None),
+        fired=list(seen.fired.get(rank.rank, ())),
+        last_fault_line=fault[0] if fault else None,
+        last_fault_text=fault[1] if fault else None,
     )
 
 
-def _figures(states: Sequence[RankState], ctx: Context) -> RunFigures:
+def _figures(
+    states: Sequence[RankState], ctx: Context, seen: LineEvidence = NO_EVIDENCE
+) -> RunFigures:
     compile_ms = _nums([s.compile_ms for s in states])
     steps = _nums([s.step for s in states])
     stages = max(ctx.stages, 1)
@@ -118,6 +155,8 @@ def _figures(states: Sequence[RankState], ctx: Context) -> RunFigures:
             1 for s in states if s.silence_s is not None and s.silence_s < ctx.stall_after_s
         ),
         silent_first_ranks=_silent_first(states, ctx),
+        categories=list(seen.categories),
+        behind_ranks=_behind(states),
     )
 
 
@@ -135,6 +174,15 @@ def _silent_first(states: Sequence[RankState], ctx: Context) -> list[int]:
     )
 
 
+def _behind(states: Sequence[RankState]) -> list[int]:
+    """The ranks whose last step is the lowest, when the others got further."""
+    steps = [(s.rank, s.step) for s in states if s.step is not None]
+    if len({step for _, step in steps}) < 2:
+        return []
+    lowest = min(step for _, step in steps)
+    return sorted(rank for rank, step in steps if step == lowest)
+
+
 def _stage(states: Sequence[RankState], stage: int) -> StageFigures:
     peaks = _nums([s.peak_actual_mb for s in states if s.stage == stage])
     return StageFigures(
@@ -144,19 +192,21 @@ def _stage(states: Sequence[RankState], stage: int) -> StageFigures:
     )
 
 
-def run_figures(run: RunFacts, statuses: Mapping[int, Status], ctx: Context) -> RunFigures:
+def run_figures(
+    run: RunFacts, statuses: Mapping[int, Status], ctx: Context, seen: LineEvidence
+) -> RunFigures:
     """Run-wide figures over every rank with a log, for run-scope rules."""
-    states = [_rank_state(r, statuses[r.rank], ctx) for r in run.ranks if r.rank in statuses]
-    return _figures(states, ctx)
+    states = [_rank_state(r, statuses[r.rank], ctx, seen) for r in run.ranks if r.rank in statuses]
+    return _figures(states, ctx, seen)
 
 
 def rank_envs(
-    run: RunFacts, statuses: Mapping[int, Status], ctx: Context
+    run: RunFacts, statuses: Mapping[int, Status], ctx: Context, seen: LineEvidence = NO_EVIDENCE
 ) -> list[tuple[RankFacts, dict[str, Any]]]:
     """Each rank with the variables its rank-scope rules see."""
     ranks = [r for r in run.ranks if r.rank in statuses]
-    states = [_rank_state(r, statuses[r.rank], ctx) for r in ranks]
-    shared = values(_figures(states, ctx))
+    states = [_rank_state(r, statuses[r.rank], ctx, seen) for r in ranks]
+    shared = values(_figures(states, ctx, seen))
     stages = {k: values(_stage(states, k)) for k in {s.stage for s in states}}
     starts = [t for r in run.ranks if (t := r.first_time) is not None]
     age = ctx.now - min(starts) if ctx.now is not None and starts else None
@@ -178,11 +228,18 @@ def _evidence(rank: RankFacts, kind: str) -> tuple[int | None, float | None, str
     c = rank.primary.compile
     if kind == "compile" and (c.end_line is not None or c.last_end is not None):
         return c.end_line, c.last_end, "compile finished"
+    fault = next((f.last_fault for f in rank.files if f.last_fault), None)
+    if kind == "fault" and fault is not None:
+        return fault[0], rank.last_time, fault[1]
     return (rank.primary.lines or None), rank.last_time, "last line"
 
 
 def rank_sightings(
-    rules: Sequence[Rule], run: RunFacts, statuses: Mapping[int, Status], ctx: Context
+    rules: Sequence[Rule],
+    run: RunFacts,
+    statuses: Mapping[int, Status],
+    ctx: Context,
+    seen: LineEvidence = NO_EVIDENCE,
 ) -> list[Sighting]:
     """Fire every rank-scope rule on every rank."""
     chosen = [r for r in rules if r.scope is Scope.RANK and r.when is not None]
@@ -190,7 +247,7 @@ def rank_sightings(
         return []
     return [
         _rank_sighting(rule, rank, env)
-        for rank, env in rank_envs(run, statuses, ctx)
+        for rank, env in rank_envs(run, statuses, ctx, seen)
         for rule in chosen
         if rule.when is not None and rule.when.truth(env)
     ]

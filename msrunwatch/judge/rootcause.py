@@ -3,20 +3,24 @@
 In order of preference:
 1. the earliest error a rank logged about itself that its rule calls a cause (an OOM,
    a crash, a bad strategy), never a timeout or a kill by msrun;
-2. a run-scope cause rule (ranks that never registered, ranks silent while the others
+2. a rank that others name as the peer they waited on or received a wrong size from (a
+   rule's `peer`), when it logged no fault of its own: it hung, or left early;
+3. a run-scope cause rule (ranks that never registered, ranks silent while the others
    timed out waiting for them);
-3. the rank the scheduler names the first it lost;
-4. the earliest error of any kind, when nothing better is known.
+4. the rank the scheduler names the first it lost;
+5. the earliest error of any kind, when nothing better is known.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from msrunwatch.judge.conditions import Synthetic
-from msrunwatch.judge.model import RootCause
+from msrunwatch.judge.model import RootCause, Status
 from msrunwatch.judge.sightings import Sighting
 from msrunwatch.judge.statuses import first_lost
+from msrunwatch.rules.matcher import capture_value
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.template import rank_ranges
 from msrunwatch.rules.vocab import Blame, Role, Severity
@@ -51,16 +55,17 @@ def _same_fault(first: Sighting, found: Sequence[Sighting]) -> list[Sighting]:
     ]
 
 
+def _is_cause(s: Sighting) -> bool:
+    """A fault of its own: a rank's about itself, or the scheduler's or msrun's about the
+    job (its port was taken, it was stopped), never the scheduler's word on a rank."""
+    if s.rule.role is not Role.CAUSE or s.rule.severity is not Severity.ERROR:
+        return False
+    return (s.own and s.rank is not None) or (not s.own and s.rank is None)
+
+
 def from_causes(found: Sequence[Sighting]) -> RootCause | None:
     """Preference 1: the earliest own cause."""
-    causes = [
-        s
-        for s in found
-        if s.own
-        and s.rank is not None
-        and s.rule.role is Role.CAUSE
-        and s.rule.severity is Severity.ERROR
-    ]
+    causes = [s for s in found if _is_cause(s)]
     if not causes:
         return None
     first = causes[0]
@@ -85,6 +90,49 @@ def from_causes(found: Sequence[Sighting]) -> RootCause | None:
     return _cause(first, ranks, reason)
 
 
+def spoke_up(found: Sequence[Sighting]) -> set[int]:
+    """Ranks that logged an error of their own: alive enough to complain, so not the one
+    that went silent."""
+    return {
+        s.rank for s in found if s.own and s.rank is not None and s.rule.severity is Severity.ERROR
+    }
+
+
+def _named_peer(s: Sighting, world: int) -> int | None:
+    """The rank a sighting's rule says its rank waited on, if it names a valid other rank."""
+    peer = s.rule.peer
+    if peer is None or s.rank is None or s.rank < 0:
+        return None
+    env = {key: capture_value(value) for key, value in s.hit.captures}
+    named = peer.rank({**env, "rank": s.rank, "world": world})
+    if isinstance(named, bool) or not isinstance(named, int):
+        return None
+    return named if 0 <= named < world and named != s.rank else None
+
+
+def from_peers(
+    found: Sequence[Sighting], plain: Mapping[int, Status], world: int
+) -> RootCause | None:
+    """Preference 2: a rank others waited on (or received a wrong size from) that logged no
+    fault of its own; the earliest such naming decides."""
+    spoke = spoke_up(found)
+    for s in found:
+        named = _named_peer(s, world)
+        if named is None or named in spoke:
+            continue
+        peer = s.rule.peer
+        assert peer is not None
+        ended = plain.get(named) is Status.FINISHED
+        category = (peer.if_ended or peer.suspect) if ended else peer.suspect
+        how = "ended normally while" if ended else "logged no fault of its own while"
+        reason = (
+            f"rank {s.rank} named rank {named} ({s.occurrence.file}:{s.hit.line}), and "
+            f"rank {named} {how} the others waited"
+        )
+        return replace(_cause(s, [named], reason), category=category)
+    return None
+
+
 def run_level(rule: Rule, ranks: Sequence[int], message: str, reason: str) -> RootCause:
     """A root cause no single log line states, found from the run as a whole."""
     return RootCause(
@@ -101,14 +149,16 @@ def run_level(rule: Rule, ranks: Sequence[int], message: str, reason: str) -> Ro
 
 
 def fallback(found: Sequence[Sighting], extra: Sequence[Synthetic]) -> RootCause | None:
-    """No rank logged a fault of its own: a run-level cause, the scheduler's word, an error."""
+    """No rank logged a fault of its own: a run-level cause, the scheduler's word (unless
+    the rank it names logged its own timeouts: then it waited too, and is no cause), the
+    earliest error."""
     for syn in extra:
         if syn.rule.role is Role.CAUSE and syn.rule.severity is Severity.ERROR:
             title = syn.rule.title
             reason = f"no rank logged a fault of its own: {title[:1].lower()}{title[1:]}"
             return run_level(syn.rule, syn.ranks, syn.message, reason)
     named = first_lost(found)
-    if named is not None:
+    if named is not None and named[1] not in spoke_up(found):
         sight, rank = named
         return _cause(sight, [rank], "the scheduler names it the first to time out")
     errors = [s for s in found if s.rule.severity is Severity.ERROR]

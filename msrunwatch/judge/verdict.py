@@ -9,7 +9,13 @@ from dataclasses import replace
 from typing import Any
 
 from msrunwatch.judge import rootcause
-from msrunwatch.judge.conditions import rank_sightings, rank_silences, run_figures, run_findings
+from msrunwatch.judge.conditions import (
+    LineEvidence,
+    rank_sightings,
+    rank_silences,
+    run_figures,
+    run_findings,
+)
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.findings import findings
 from msrunwatch.judge.model import Finding, FirstError, RankReport, Report, RootCause, Status
@@ -19,7 +25,7 @@ from msrunwatch.judge.statuses import (
     own_sightings,
     rank_statuses,
     silent_ranks,
-    with_stalls,
+    with_rank_effects,
 )
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.expr import Expr
@@ -28,7 +34,7 @@ from msrunwatch.rules.variables import RUN_ALIASES, RunState, values
 from msrunwatch.rules.vocab import Severity
 
 ENDED = (Status.FAILED, Status.KILLED, Status.TIMED_OUT)
-RUNNING = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED)
+RUNNING = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED, Status.WAITING)
 _ALIASES = {name: Expr(alias["expr"]) for name, alias in RUN_ALIASES.items()}
 
 
@@ -64,13 +70,13 @@ def _run_state(
         expected_ranks=run.expected_ranks,
         registered=len(run.registrations),
         missing_ranks=missing_ranks(run),
+        ranks_without_log=sorted(set(plain) - {r.rank for r in run.ranks}),
         silent_ranks=silent_ranks(plain, silences),
         timed_out_ranks=with_status(Status.TIMED_OUT),
         killed_ranks=killed,
         failed_ranks=with_status(Status.FAILED),
         root_ranks=root,
         has_cause=cause is not None,
-        categories=sorted({s.rule.category for s in found}),
     )
 
 
@@ -124,6 +130,16 @@ def _rank_report(
     )
 
 
+def _waiting_on(report: RankReport, cause: RootCause | None) -> RankReport:
+    """A waiting rank waits on the root cause's ranks."""
+    if report.status is not Status.WAITING or cause is None:
+        return report
+    on = tuple(r for r in cause.ranks if r != report.rank)
+    who = ", ".join(str(r) for r in on)
+    reason = f"{report.status_reason}; waiting on rank {who}" if who else report.status_reason
+    return replace(report, waiting_on=on, status_reason=reason)
+
+
 def _outcome(statuses: Statuses, found: Sequence[Finding]) -> str:
     if any(f.severity is Severity.ERROR for f in found):
         return "failed"
@@ -158,18 +174,23 @@ def judge(
     silences = rank_silences(run, ctx)
     statuses = rank_statuses(run, own_sightings(found), found, silences)
     plain = {r: s for r, (s, _) in statuses.items()}
-    found = sorted([*found, *rank_sightings(rules, run, plain, ctx)], key=lambda s: s.sort_key)
+    seen = LineEvidence.of(run, found)
+    ranked = rank_sightings(rules, run, plain, ctx, seen)
+    found = sorted([*found, *ranked], key=lambda s: s.sort_key)
     own = own_sightings(found)
-    statuses = with_stalls(statuses, own)
-    cause = rootcause.from_causes(found)
-    figures = values(run_figures(run, plain, ctx))
+    statuses = with_rank_effects(statuses, own_sightings(ranked))
+    world = run.expected_ranks or len(run.ranks)
+    cause = rootcause.from_causes(found) or rootcause.from_peers(found, plain, world)
+    figures = values(run_figures(run, plain, ctx, LineEvidence.of(run, found)))
     env = _run_env(_run_state(run, plain, found, cause, silences), figures)
     extra = run_findings(rules, run, env)
     cause = cause or rootcause.fallback(found, extra)
-    grouped = findings(found, cause, extra)
+    grouped = findings(found, cause, extra, {r.id: r for r in rules})
     hosts = {g.rank: g.host for g in run.registrations}
     ranks = tuple(
-        _rank_report(n, run.rank(n), statuses[n], own.get(n, []), hosts.get(n), ctx)
+        _waiting_on(
+            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), hosts.get(n), ctx), cause
+        )
         for n in sorted(statuses)
     )
     return Report(

@@ -130,6 +130,9 @@ SIM_RANK = Shape(
     rf"RANK_SIZE: (?P<size>{N})"
 )
 
+# A worker registering with the scheduler (meta server): each failed attempt is logged.
+META_CONNECT_FAILED = Shape(r"Failed to connect to the meta server node url: (?P<url>\S+)")
+
 # Scheduler.
 REGISTERED = Shape(
     rf"The new node: (?P<node>\S+?)\(role: MS_WORKER\), rank id: (?P<rank>{N}), "
@@ -182,3 +185,5 @@ FINISHED = Shape(
 )
 
 TRACEBACK_START = "Traceback (most recent call last):"
+FATAL = Shape(r"^Fatal Python error: |\*\*\* Process received signal \*\*\*|^Signal: \w")
+"""A process dying of a signal, as Python's faulthandler or a signal handler reports it."""

@@ -20,10 +20,11 @@ from msrunwatch.core.fileio import read_capped
 from msrunwatch.core.yamlload import Positions, load
 from msrunwatch.rules import variables
 from msrunwatch.rules.expr import Expr
-from msrunwatch.rules.model import Rule, Scope, Subject, compile_pattern
+from msrunwatch.rules.model import Peer, Rule, Scope, Subject, compile_pattern
 from msrunwatch.rules.patterncheck import pattern_problem
+from msrunwatch.rules.tables import Lookup, load_table
 from msrunwatch.rules.template import check_template
-from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity
+from msrunwatch.rules.vocab import CATEGORIES, Blame, Effect, Refers, Role, Severity
 from msrunwatch.schemas import files
 
 if TYPE_CHECKING:
@@ -87,6 +88,10 @@ def _schema_error(error: ValidationError, data: Any, pos: Positions) -> tuple[st
         where = path[-1] if path else "value"
         choices = ", ".join(str(v) for v in schema.get("enum", []))
         return f"{where} must be one of: {choices} (not {error.instance!r})", pos.of(path)
+    if error.validator == "anyOf" and path and path[-1] == "category":
+        choices = ", ".join(schema["anyOf"][0]["enum"])
+        message = f"category must be one of: {choices}, or x-<name> (not {error.instance!r})"
+        return message, pos.of(path)
     if error.validator == "type":
         where = path[-1] if path else "the file"
         return f"{where} must be of type {error.validator_value}", pos.of(path)
@@ -157,6 +162,8 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
     if "match" in data:
         match = _compile_bounded(path, data["match"], pos, rule_id)
     names = _names(scope, match)
+    if "lookup" in data and names is not None:
+        names |= _lookup_columns(path, data, pos, match)
     for name in _names_list(data.get("at", ())):
         if names is not None and name not in names:
             line, col = pos.of(("at",))
@@ -169,6 +176,7 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
             line, col = pos.of((key,))
             raise RuleError(path, f"{key}: {problem}", line, col, rule_id)
     _subject(path, data, pos, match)
+    _peer(path, data, pos, match)
 
 
 def _compile_bounded(path: Path, pattern: str, pos: Positions, rule_id: str) -> regex.Pattern[str]:
@@ -207,6 +215,9 @@ def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False)
         blame=Blame(data.get("blame", "first")),
         effect=Effect(effect) if effect else Effect.default(role, severity, scope is Scope.LINE),
         subject=_subject_of(data),
+        peer=_peer(path, data, pos, None),
+        lookup=_lookup(path, data),
+        restates=tuple(data.get("restates", ())),
         aliases=tuple(data.get("aliases", ())),
         pattern=data.get("match"),
         when=when,
@@ -241,6 +252,69 @@ def _subject(
             data["id"],
         )
     return _subject_of(data)
+
+
+def _lookup_columns(
+    path: Path, data: dict[str, Any], pos: Positions, match: regex.Pattern[str] | None
+) -> set[str]:
+    """Check a rule's table (its key is a capture, its rows use known categories and
+    roles) and return its columns, which the message may use."""
+    given = data["lookup"]
+    line, col = pos.of(("lookup",))
+    if match is None or given["key"] not in match.groupindex:
+        raise RuleError(
+            path,
+            f"lookup key {given['key']!r} is not a named group of match",
+            line,
+            col,
+            data["id"],
+        )
+    rows = load_table(path.parent / given["table"], data["id"])
+    for key, row in rows.items():
+        category, role = row.get("category"), row.get("role")
+        if category and category not in CATEGORIES and not category.startswith("x-"):
+            raise RuleError(
+                path, f"lookup row {key!r}: unknown category {category!r}", line, col, data["id"]
+            )
+        if role and role not in {r.value for r in Role}:
+            raise RuleError(
+                path, f"lookup row {key!r}: unknown role {role!r}", line, col, data["id"]
+            )
+    return set(next(iter(rows.values()), {}))
+
+
+def _lookup(path: Path, data: dict[str, Any]) -> Lookup | None:
+    """The rule's lookup table, read from beside the rule file."""
+    given = data.get("lookup")
+    if given is None:
+        return None
+    rows = load_table(path.parent / given["table"], data["id"])
+    return Lookup(given["table"], given["key"], rows)
+
+
+PEER_NAMES = {"rank", "world"}
+"""What a peer expression may read besides the line's captures."""
+
+
+def _peer(
+    path: Path, data: dict[str, Any], pos: Positions, match: regex.Pattern[str] | None
+) -> Peer | None:
+    """The `peer` declaration; validated against the pattern's groups when one is given."""
+    given = data.get("peer")
+    if given is None:
+        return None
+    names = None if match is None else PEER_NAMES | set(match.groupindex)
+    try:
+        rank = Expr(given["rank"], names)
+    except ExprError as exc:
+        line, col = pos.of(("peer", "rank"))
+        raise RuleError(path, f"peer rank: {exc}", line, col, data["id"]) from None
+    for key in ("suspect", "if_ended"):
+        value = given.get(key)
+        if value is not None and value not in CATEGORIES and not value.startswith("x-"):
+            line, col = pos.of(("peer", key))
+            raise RuleError(path, f"peer {key}: unknown category {value!r}", line, col, data["id"])
+    return Peer(rank, given["suspect"], given.get("if_ended"))
 
 
 def _subject_of(data: dict[str, Any]) -> Subject | None:

@@ -12,6 +12,7 @@ from msrunwatch.core.numbers import to_float, to_int
 from msrunwatch.rules.budget import Abandoned, Budget
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.prefilter import Prefilter
+from msrunwatch.rules.tables import OVERRIDES
 from msrunwatch.rules.template import fingerprint, render
 
 
@@ -25,6 +26,8 @@ class LineMatch:
     captures: tuple[tuple[str, str], ...]
     subject: str | None = None
     """The value of the rule's subject capture, if it has one and it matched."""
+    overrides: tuple[tuple[str, str], ...] = ()
+    """From the rule's lookup table: the row's category, role, title and hint."""
 
 
 class LineMatcher:
@@ -54,9 +57,18 @@ class LineMatcher:
         """Lines of a file that rules gave up on or were not tried on, per rule."""
         return self.budget.abandoned(key)
 
-    def match(self, line: str, level: str = "", lineno: int | None = None) -> list[LineMatch]:
-        """Every rule that matches the line (and whose `when` holds for it). A rule whose
-        pattern runs out of time on the line, or out of budget, is counted as abandoned."""
+    def match(
+        self,
+        line: str,
+        level: str = "",
+        kind: str = "",
+        frame: str | None = None,
+        lineno: int | None = None,
+    ) -> list[LineMatch]:
+        """Every rule that matches the line (and whose `when` holds for it); `kind` and
+        `frame` say what the reader knows of the line's place (see rules.variables.LINE).
+        A rule whose pattern runs out of time on the line, or out of budget, is counted as
+        abandoned (with `lineno`, when the reader gives it)."""
         found: list[LineMatch] = []
         for index in self._prefilter.candidates(line):
             rule = self.rules[index]
@@ -64,16 +76,22 @@ class LineMatcher:
             if m is None:
                 continue
             captures = {k: v for k, v in m.groupdict().items() if v is not None}
-            env = {**{k: _value(v) for k, v in captures.items()}, "level": level, "text": line}
+            row = rule.lookup.row(captures.get(rule.lookup.key)) if rule.lookup else None
+            env = {  # a capture of the rule's own shadows a line variable of the same name
+                "level": level,
+                "text": line,
+                "kind": kind,
+                "frame": frame,
+                **(row or {}),
+                **{k: capture_value(v) for k, v in captures.items()},
+            }
             if rule.when is not None and not rule.when.truth(env):
                 continue
             message = render(rule.message, env)
             subject = captures.get(rule.subject.capture) if rule.subject else None
-            found.append(
-                LineMatch(
-                    rule, message, fingerprint(rule.id, message), tuple(captures.items()), subject
-                )
-            )
+            overrides = tuple((k, row[k]) for k in OVERRIDES if row and row.get(k))
+            key = fingerprint(rule.id, message)
+            found.append(LineMatch(rule, message, key, tuple(captures.items()), subject, overrides))
         return found
 
     def _search(self, rule: Rule, line: str, lineno: int | None) -> regex.Match[str] | None:
@@ -92,7 +110,7 @@ class LineMatcher:
             self.budget.charge(rule.id, time.perf_counter() - began)
 
 
-def _value(text: str) -> int | float | str:
+def capture_value(text: str) -> int | float | str:
     """A capture as a number when it is one (and prints the same), so conditions compare it;
     a number no log means (5,000 digits, `1e999`, `nan`) stays text."""
     number: int | float | None = to_int(text)

@@ -9,6 +9,7 @@ from functools import cached_property
 import regex
 
 from msrunwatch.rules.expr import Expr
+from msrunwatch.rules.tables import Lookup
 from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity
 
 
@@ -30,6 +31,18 @@ class Subject:
 
 
 @dataclass(frozen=True)
+class Peer:
+    """The rank a line says its logging rank waited on or received from."""
+
+    rank: Expr
+    """Over the line's captures, `rank` (the logging rank) and `world` (ranks in the run)."""
+    suspect: str
+    """The category the named rank gets as the root cause."""
+    if_ended: str | None = None
+    """Its category when its log ended normally: it left while others still needed it."""
+
+
+@dataclass(frozen=True)
 class Rule:
     """One diagnosis, loaded from one YAML file."""
 
@@ -45,6 +58,12 @@ class Rule:
     """What a finding does to its rank's status (the loader fills in the default)."""
     subject: Subject | None = None
     """Line scope: which capture names the rank the line is about."""
+    peer: Peer | None = None
+    """Line scope: the rank this line blames when no rank logged a fault of its own."""
+    restates: tuple[str, ...] = ()
+    """Rules whose finding this one's lines repeat: folded into it when it exists."""
+    lookup: Lookup | None = None
+    """Line scope: a catalogue whose rows refine each finding (category, role, title, hint)."""
     aliases: tuple[str, ...] = ()
     """Former ids that settings and options may still use."""
     pattern: str | None = None

@@ -36,6 +36,11 @@ def table(*kinds: type) -> dict[str, str]:
 LINE = {
     "level": "GLOG level of the line (DEBUG, INFO, WARNING, ERROR, CRITICAL), '' for prints",
     "text": "the whole line",
+    "kind": "glog (a GLOG line), exception (the line that ends a Python traceback: its "
+    "exception, whatever the class; a bare `RuntimeError:` is read with the first line of its "
+    "body that says something), or text",
+    "frame": "on an exception line: the last frame of the traceback outside installed "
+    "packages (`train.py:81 in on_train_step_end`), else None",
 }
 """Line scope: these plus every named group of `match` (numbers become numbers)."""
 
@@ -80,6 +85,22 @@ class RankState:
     silence_s: Number | None = var(
         "seconds since the rank's log last grew (live view only; None in triage)"
     )
+    joined: bool = var(
+        "the rank's log says the cluster was built (`This node <n> rank id: <r>`)", False
+    )
+    registered: bool = var("the scheduler's log shows this rank registering", False)
+    meta_connect_failures: int = var(
+        "failed attempts to reach the scheduler (`Failed to connect to the meta server`); a "
+        "few are normal while it starts",
+        0,
+    )
+    meta_server_url: str | None = var("the scheduler address the rank tried to reach")
+    fired: list[str] = var("list: ids of the line rules that fired on the rank's own log", ())
+    last_fault_line: int | None = var(
+        "the line of the fault the rank's log ends in (a traceback's exception, a fatal signal "
+        "or an ERROR line, with no progress and no normal end after it), else None"
+    )
+    last_fault_text: str | None = var("that line's text, else None")
     age_s: Number | None = var(
         "seconds since the run's first line (live view only; None in triage)"
     )
@@ -119,6 +140,14 @@ class RunFigures:
     silent_first_ranks: list[int] = var(
         "list: when every running rank is silent, the ones that went quiet first", ()
     )
+    categories: list[str] = var(
+        "list: the categories of every finding from log lines (run rules: and rank rules)", ()
+    )
+    behind_ranks: list[int] = var(
+        "list: when ranks' last training steps differ, those whose progress stopped at the "
+        "lowest step (a hang stops its rank first)",
+        (),
+    )
 
 
 @dataclass
@@ -148,6 +177,7 @@ class RunState:
     missing_ranks: list[int] = var(
         "list: expected ranks that never registered with the scheduler", ()
     )
+    ranks_without_log: list[int] = var("list: expected ranks of which no log was found", ())
     silent_ranks: list[int] = var(
         "list: ranks with no fault of their own, not finished, while others timed out "
         "(live: only those whose log has not grown for 10 s)",
@@ -160,7 +190,6 @@ class RunState:
         "list: the ranks of the root cause found from log lines and rank rules", ()
     )
     has_cause: bool = var("a rank logged a fault of its own", False)
-    categories: list[str] = var("list: the categories of every finding from lines and ranks", ())
 
 
 def values(state: Any) -> dict[str, Any]:

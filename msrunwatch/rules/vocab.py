@@ -29,6 +29,9 @@ class Role(StrEnum):
     """A consequence of another rank's fault: a timeout, a lost peer."""
     VICTIM = "victim"
     """A rank stopped because another failed: killed by msrun."""
+    NOTE = "note"
+    """Context, not a fault: settings and figures worth knowing (heartbeats off, memory
+    imbalance, msrun's record of an exit)."""
 
 
 class Blame(StrEnum):
@@ -99,5 +102,17 @@ CATEGORIES: tuple[str, ...] = (
     "compile-error",
     "config-error",
     "stalled",
+    # categories v2
+    "device-error",
+    "collective-error",
+    "host-oom",
+    "nan-loss",
+    "early-exit",
+    "job-stopped",
+    "io-error",
+    "network-error",
+    "environment-error",
+    "unclassified",
 )
-"""The fixed category vocabulary of the JSON report."""
+"""The category vocabulary of the JSON report (README: "Categories"). User rules may add
+their own with an `x-` prefix."""

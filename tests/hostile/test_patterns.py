@@ -89,10 +89,8 @@ def test_lines_a_pattern_gives_up_on_are_reported_with_the_rule_and_the_first(
 ) -> None:
     rules = rule_dir(tmp_path, SLOW, "slow-rule")
     directory = slow_run(tmp_path)
-    code, out, _ = cli(capsys, "triage", str(directory), "--rules", str(rules), "--format", "json")
-    warnings = json.loads(out)["warnings"]
-    assert code == 0
-    (warning,) = warnings
+    _, out, _ = cli(capsys, "triage", str(directory), "--rules", str(rules), "--format", "json")
+    (warning,) = json.loads(out)["warnings"]
     assert "slow-rule" in warning and "40 lines" in warning and "worker_0.log" in warning
     assert "'BOOM aaaa" in warning  # the first line it gave up on
 

@@ -1,7 +1,8 @@
 """Golden triage reports (text and JSON) for every scenario in fixtures/.
 
-Run `pytest tests/test_golden.py --update-golden` after an intended change and read the
-diff of tests/golden/ like code.
+Run `pytest tests/integration/test_golden.py --update-golden` after an intended change and read the
+diff of tests/integration/golden/ like code. Public excerpts (fixtures/public) are checked
+by bench/accuracy.py against their expected.yaml instead.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from msrunwatch.cli import main
 from tests.support import FIXTURES, ROOT
 
 GOLDEN = Path(__file__).parent / "golden"
-SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "configs")
+SCENARIOS = sorted(
+    p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name not in ("configs", "public")
+)
 
 
 def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
