@@ -27,6 +27,10 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_NODES = 100_000
 """Nodes a document may stand for, aliases expanded: the largest real config or rule file
 has about 500, and every reader walks the expanded data."""
+MAX_INT_CHARS = 40
+"""Characters of an integer (2**64 has 20 digits): a longer one overflows every float the
+readers compute with, or Python's 4,300-digit conversion limit."""
+_INT = "tag:yaml.org,2002:int"
 TOO_MANY = "too many aliases/nodes"
 TOO_DEEP = "nested too deeply to read"
 """One message for a document nested beyond the parser's depth, whichever parser found it:
@@ -135,6 +139,9 @@ class _Composer:
 
     def _scalar(self, event: Any) -> yaml.ScalarNode:
         tag = self._tag(yaml.ScalarNode, event.value, event)
+        if tag == _INT and len(event.value) > MAX_INT_CHARS:
+            line, col = _mark(event.start_mark)
+            raise YamlError(f"a number of {len(event.value):,} digits is not a setting", line, col)
         node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         self._anchor(event, node)
         return node

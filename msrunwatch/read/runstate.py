@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 
 from msrunwatch.read.facts import FileFacts, FileRole, Hit, Registration, WorkerExit
 
+MAX_RANKS = 1 << 20
+"""More ranks than any job has (a million cards): a larger expected count is not believed."""
+
 
 @dataclass(frozen=True)
 class RankFacts:
@@ -193,10 +196,14 @@ def _expected(
     registrations: Sequence[Registration],
     consoles: Sequence[FileFacts],
 ) -> int | None:
-    """How many ranks the job has: the scheduler's expectation, DryRun's RANK_SIZE."""
-    if registrations:
-        return max(r.expected for r in registrations)
+    """How many ranks the job has: the scheduler's expectation, DryRun's RANK_SIZE (a count
+    no job has, which a forged line can claim, is not believed: every expected rank gets a
+    row)."""
+    expected = [r.expected for r in registrations if 0 < r.expected <= MAX_RANKS]
+    if expected:
+        return max(expected)
     sizes = [f.world_size for r in ranks for f in r.files if f.world_size]
+    sizes = [size for size in sizes if 0 < size <= MAX_RANKS]
     simulated_single = len(ranks) == 1 and any(f.sim_level is not None for f in ranks[0].files)
     if sizes and not simulated_single:
         return max(sizes)

@@ -16,6 +16,9 @@ from re import _constants as C  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 
 MIN_LITERAL = 4
+MAX_LITERAL = 64
+"""A required literal is cut to its first characters (still required): the trie is built
+one recursion level per character."""
 MIN_ALTERNATIVE = 3
 
 
@@ -66,7 +69,7 @@ def required_literals(pattern: str) -> tuple[Requirement, bool] | None:
         tree = _parser.parse(pattern)
     except Exception:  # the `regex` dialect has syntax `re` does not parse
         return None
-    requirement = _best(tree)
+    requirement = tuple(literal[:MAX_LITERAL] for literal in _best(tree))
     if not requirement:
         return None
     ignore_case = bool(tree.state.flags & re.IGNORECASE)

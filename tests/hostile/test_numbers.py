@@ -27,6 +27,12 @@ FORGED = {
     "epoch": [f"epoch: {MANY} step: 1, loss is 0.5"],
     "megatron-step": [f" iteration {MANY}/ 10 | lm loss: 1.0"],
     "prof-huge": [f"[PROF]compile_graph costs {'9' * 400} msec"],
+    "alloc-size": [
+        f"{GLOG}Memory isn't enough and alloc failed, kernel name: k, alloc size: {MANY}B"
+    ],
+    "alloc-size-400": [
+        f"{GLOG}Memory isn't enough and alloc failed, kernel name: k, alloc size: {'9' * 400}B"
+    ],
     "step-time-inf": [
         "epoch: 1 step: 1, loss is 0.5",
         f"epoch time: 1 ms, per step time: {'9' * 400} ms",
@@ -109,3 +115,32 @@ def test_to_float_refuses_infinity_and_nan_unless_asked() -> None:
     loss = to_float("nan", special=True)
     assert loss is not None and loss != loss
     assert to_float("inf", special=True) == float("inf")
+
+
+def test_a_forged_expected_rank_count_is_not_believed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A row per expected rank: 10**18 of them took all memory (found by bench/fuzz.py)."""
+    directory = log_dir(tmp_path, GLOG + "x")
+    registered = (
+        "[INFO] DISTRIBUTED(9,7f,python):2026-11-21-05:34:21.370.000 [meta_server_node.cc:1] x] "
+        "The new node: 0(role: MS_WORKER), rank id: 0, device id: 0, hostname: h, ip: 1 is "
+        "registered successfully. Currently registered node number: 1, expected node number: "
+        + "9"
+        * 18
+    )
+    (directory / "scheduler.log").write_text(f"{SCHEDULER}\n{registered}\n", encoding="utf-8")
+    code, out, err = cli(capsys, "triage", str(directory), "--format", "json")
+    assert code in (0, 1), err
+    assert len(strict_json(out)["ranks"]) == 1
+
+
+@pytest.mark.parametrize("digits", [45, 400, 5000])
+def test_a_yaml_number_of_too_many_digits_is_refused_where_it_is(
+    digits: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "train.yaml"
+    config.write_text(f"parallel_config:\n  data_parallel: {'9' * digits}\n", encoding="utf-8")
+    code, _, err = cli(capsys, "check", str(config), "--devices", "8")
+    assert code == 2
+    assert "train.yaml:2:" in err and "digits" in err

@@ -113,3 +113,17 @@ def test_the_run_budget_stops_a_slow_rule_across_files_and_says_so_for_each(
 def test_ordinary_rules_on_a_real_run_abandon_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = cli(capsys, "triage", OOM, "--format", "json")
     assert code == 1 and json.loads(out)["warnings"] == []
+
+
+def test_a_rule_with_a_long_literal_loads_and_matches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The prefilter's trie recursed once per character: 600 of them were a traceback."""
+    literal = "x" * 2000
+    rules = rule_dir(tmp_path, literal + " (?P<n>\\d+)")
+    directory = log_dir(tmp_path, GLOG + "start", f"{literal} 42")
+    code, out, err = cli(
+        capsys, "triage", str(directory), "--rules", str(rules), "--format", "json"
+    )
+    assert code == 1, err
+    assert "user-rule" in {f["rule"] for f in json.loads(out)["findings"]}
