@@ -244,6 +244,11 @@ class Headless:
         except PipeClosed:
             self.close(wait_for_hooks=False)
             return int(ExitCode.OK)
+        except Exception as exc:  # a bug: still say so in a done event before it is reported
+            with contextlib.suppress(Exception):
+                self._finish(int(ExitCode.USAGE), "error", f"{type(exc).__name__}: {exc}"[:300])
+            self.close(wait_for_hooks=False)
+            raise
         except BaseException:
             self.close(wait_for_hooks=False)
             raise
@@ -266,7 +271,7 @@ class Headless:
             return int(ExitCode.INTERRUPTED), "interrupted"
         return code, "done"
 
-    def _finish(self, code: int, reason: str) -> None:
+    def _finish(self, code: int, reason: str, error: str | None = None) -> None:
         """The done event: outcome, exit code, why, and the ranks per status."""
         report = self.report
         statuses: dict[str, int] = {}
@@ -279,6 +284,7 @@ class Headless:
             reason=reason,
             statuses=statuses,
             warnings=list(report.warnings) if report else [],
+            **({"error": error} if error else {}),
         )
 
     def _wait(self) -> None:
