@@ -67,6 +67,11 @@ _CRASH = re.compile(
 )
 """A training process's output without a GLOG line: a traceback, a fatal signal, a CANN code
 (print-only logs, excerpts of them, GLOG_v=3 runs)."""
+_PROGRESS = re.compile(
+    rb"epoch: \d+,? step: \d+, loss is |iteration +\d+/ *\d+ \|"
+    rb"|(?i:epoch):? ?\[? ?\d+ ?/ ?\d+\]?,? (?i:step|batch):? ?\[? ?\d+ ?/ ?\d+"
+)
+"""A training process's progress prints (MindSpore's LossMonitor, Megatron, the suites)."""
 _MSRUN_EXIT = re.compile(rb"Worker process \d+ exit with exception|Scheduler process \d+ exit with")
 
 
@@ -96,7 +101,7 @@ def sniff(head: bytes) -> FileRole | None:
     if _HEADER.search(head) is None:
         if _MSRUN_EXIT.search(head):
             return FileRole.CONSOLE
-        return FileRole.WORKER if _CRASH.search(head) else None
+        return FileRole.WORKER if _CRASH.search(head) or _PROGRESS.search(head) else None
     if b"meta_server_node.cc" in head or b"MetaServerNode" in head:
         return FileRole.SCHEDULER
     return FileRole.WORKER

@@ -153,7 +153,10 @@ class ProgressTracker:
             if self._latest is not None and (step_ms := _ms(m["step_ms"])) is not None:
                 self._latest = replace(self._latest, step_time_ms=step_ms)
         elif m := P.MINDFORMERS.search(text):
-            self._mindformers(m, text, lineno, when)
+            self._epoch_of_steps(m, parse_iso(text[:32]) or when(), _ms(m["step_ms"]), lineno)
+        elif m := P.EPOCH_STEP.search(text):
+            stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else None
+            self._epoch_of_steps(m, stamp or when(), None, lineno)
         elif m := P.MEGATRON.search(text):
             stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else None
             loss, step_ms = _loss(m["loss"]), _ms(m["step_ms"])
@@ -164,16 +167,14 @@ class ProgressTracker:
             return False
         return True
 
-    def _mindformers(
-        self, m: re.Match[str], text: str, lineno: int, when: Callable[[], float | None]
+    def _epoch_of_steps(
+        self, m: re.Match[str], stamp: float | None, step_ms: float | None, lineno: int
     ) -> None:
-        """`{ Epoch:[  1/ 2], step:[ 3/ 10], loss: ...}`: the global step from both counts."""
+        """`Epoch:[1/2], step:[3/10]` (MindFormers, suites): the global step from both counts."""
         epoch, step, steps = to_int(m["epoch"]), to_int(m["step"]), to_int(m["steps"])
         if epoch is None or step is None or steps is None:
             return
-        stamp = parse_iso(text[:32]) or when()
-        total = (epoch - 1) * steps + step
-        self._record(total, epoch, _loss(m["loss"]), _ms(m["step_ms"]), lineno, stamp)
+        self._record((epoch - 1) * steps + step, epoch, _loss(m["loss"]), step_ms, lineno, stamp)
 
     def _global(self, epoch: int, step: int) -> int:
         """LossMonitor counts steps within an epoch; turn that into a global step."""
