@@ -141,6 +141,7 @@ class Extractor:
         same dataset dumps and compile traces again and again)."""
         return (
             not self._fired
+            and not self.matcher.gave_up
             and self._traceback.state != "frames"
             and self._deferred is None
             and not text.startswith((P.TRACEBACK_START, *CHAINED))

@@ -166,6 +166,8 @@ class FileFacts:
     encodings: tuple[tuple[str, int], ...] = ()
     """Lines read that were not UTF-8, by how they were read ("gb18030", or "invalid":
     neither, shown with U+FFFD)."""
+    warnings: tuple[str, ...] = ()
+    """What was read only in part (lines a rule gave up on), for the report's warnings."""
 
     @property
     def rank(self) -> int | None:

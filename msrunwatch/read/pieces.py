@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from msrunwatch.core.fileio import open_regular
 from msrunwatch.read import patterns as P
 from msrunwatch.read.around import header_time
 from msrunwatch.read.extract import Extractor
@@ -51,6 +52,8 @@ class Piece:
     stop: int
     lines: int
     extractor: Extractor | None
+    given_up: tuple[str, ...] = ()
+    """The lines a rule gave up on in this piece (its time budget), for the warnings."""
 
 
 def bounds(size: int, count: int) -> list[int]:
@@ -92,7 +95,8 @@ def _starts_piece(data: bytes, line: int) -> bool:
 def scan_piece(source: Source, matcher: LineMatcher, edges: Sequence[int], index: int) -> Piece:
     """Read piece `index` of the file whose nominal piece starts are `edges`."""
     size = edges[-1]
-    fd = os.open(source.path, os.O_RDONLY)
+    fd = open_regular(source.path)
+    matcher.reading(source.path)
     try:
         start = start_of(fd, edges[index], edges[index + 1])
         if start is None or (index and start >= edges[index + 1]):
@@ -104,8 +108,8 @@ def scan_piece(source: Source, matcher: LineMatcher, edges: Sequence[int], index
         stop = _read_on(fd, scanner, start, edges, index + 1)
     finally:
         os.close(fd)
-    extractor = scanner.extractor
-    return Piece(index, start, stop, scanner.lines, extractor)
+    given_up = tuple(a.describe(source.path) for a in matcher.abandoned(source.path))
+    return Piece(index, start, stop, scanner.lines, scanner.extractor, given_up)
 
 
 def _read_on(fd: int, scanner: FileScanner, start: int, edges: Sequence[int], after: int) -> int:
@@ -165,6 +169,7 @@ def join(pieces: Sequence[Piece], size: int) -> FileFacts:
     first = pieces[0].extractor
     assert first is not None and pieces[0].start == 0
     pos, lines = pieces[0].stop, pieces[0].lines
+    given_up = list(pieces[0].given_up)
     for piece in pieces[1:]:
         if piece.extractor is None or piece.start is None or piece.start < pos:
             continue  # empty, or read by the piece before (it was not clean at its end)
@@ -172,7 +177,9 @@ def join(pieces: Sequence[Piece], size: int) -> FileFacts:
             raise Torn(f"piece {piece.index} starts at {piece.start}, not {pos}")
         first.absorb(piece.extractor, lines)
         pos, lines = piece.stop, lines + piece.lines
+        given_up += piece.given_up
     if pos < size:
         raise Torn(f"the pieces end at {pos} of {size} bytes")
     first.close()
-    return first.facts(lines)
+    facts = first.facts(lines)
+    return replace(facts, warnings=tuple(given_up)) if given_up else facts
