@@ -286,7 +286,7 @@ def _bare_options(walker: Walker, commands: Sequence[Command], doc: Doc) -> Laun
         got = fields[0].text or fields[0].unresolved or ""
         expected = "expected an msrun command line (msrun --worker_num=8 ...)"
         raise doc.error(fields[0].at()[0], f"{expected}, got {got!r}")
-    return Launch("msrun", fields, 1, walker.env)
+    return Launch("msrun", fields, 1, walker.env.snapshot())
 
 
 def stray_value(stray: Sequence[Field], doc: Doc) -> TracedValue:

@@ -16,9 +16,9 @@ from msrunwatch.read.config.common import Doc, TracedValue, parse_int
 from msrunwatch.read.config.megatron import read_args
 from msrunwatch.read.config.model import TrainingConfig, Value
 from msrunwatch.read.config.msrun import Launcher, parse_launcher, stray_value
-from msrunwatch.read.config.shellexpand import Env, Var
+from msrunwatch.read.config.shellexpand import Lookup, Var
 from msrunwatch.read.config.shellwalk import Launch, Walker
-from msrunwatch.read.config.shellwords import ShellSyntaxError, lex
+from msrunwatch.read.config.shellwords import ShellSyntaxError, iter_commands
 
 SCRIPT_VARIABLES = {
     "world": "WORLD_SIZE",
@@ -40,12 +40,11 @@ def read_script(text: str, path: str) -> TrainingConfig:
             "Windows line endings (CRLF): bash keeps the \\r, so `\\` continuations break; "
             "convert the file with dos2unix",
         )
+    walker = Walker()
     try:
-        commands = lex(text)
+        walker.run(iter_commands(text))
     except ShellSyntaxError as exc:
         raise doc.error(exc.line, str(exc)) from None
-    walker = Walker()
-    walker.run(commands)
     launch = _pick(walker.launches, doc)
     if launch is None:
         raise doc.error(None, "no msrun, torchrun or python command with training flags found")
@@ -87,7 +86,7 @@ def var_value(var: Var | None, doc: Doc) -> TracedValue | None:
     return TracedValue(number, source)
 
 
-def _counts(launcher: Launcher | None, env: Env, doc: Doc) -> dict[str, TracedValue]:
+def _counts(launcher: Launcher | None, env: Lookup, doc: Doc) -> dict[str, TracedValue]:
     written = launcher.values if launcher else {}
     defaults = launcher.defaults if launcher else {}
     out: dict[str, TracedValue] = {}

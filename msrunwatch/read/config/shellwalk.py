@@ -11,10 +11,11 @@ words expanded against the variables of that moment.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
-from msrunwatch.read.config.shellexpand import Env, Expander, Field, Var
+from msrunwatch.read.config.shellexpand import Env, Expander, Field, Lookup, Var
+from msrunwatch.read.config.shellvars import new_var
 from msrunwatch.read.config.shellwords import ASSIGNMENT, NAME, Command, Lit, Word
 
 PYTHON = re.compile(r"python[0-9.]*")
@@ -46,9 +47,9 @@ class Launch:
     kind: str
     fields: list[Field]
     line: int
-    env: Env
+    env: Lookup
     """The script's variables when the command runs."""
-    prefix: Env = field(default_factory=dict)
+    prefix: dict[str, Var] = field(default_factory=dict)
     """`VAR=value command` assignments, seen by this command only."""
 
 
@@ -56,14 +57,14 @@ class Walker:
     """Runs through a script's commands without executing any."""
 
     def __init__(self, missing: str = "is not set in the script") -> None:
-        self.env: Env = {}
+        self.env = Env()
         self.expander = Expander(self.env, missing)
         self.blocks: list[tuple[str, int]] = []
         self.launches: list[Launch] = []
         self.sourced: list[tuple[str, int]] = []
         self._function_next = False
 
-    def run(self, commands: Sequence[Command]) -> None:
+    def run(self, commands: Iterable[Command]) -> None:
         prev = "\n"
         for cmd in commands:
             after = prev if prev in ("&&", "||", "|") else None
@@ -94,10 +95,10 @@ class Walker:
             for word in assigns:
                 self._assign(word, why, exported=False)
             return
-        prefix: Env = {}
+        prefix: dict[str, Var] = {}
         for word in assigns:
             var = self._var(word, why)
-            prefix[var.name] = replace(var, exported=True)
+            prefix[var.name] = var.exporting()
         self._run(words, cmd.line, why, prefix)
 
     def _keywords(self, words: list[Word], line: int) -> list[Word]:
@@ -153,15 +154,16 @@ class Walker:
         parts = [Lit(rest, first.line, col, False)] if rest else []
         value = self.expander.value([*parts, *word.parts[1:]])
         old = self.env.get(name)
-        if append and old is not None:
-            value = old.value + value
         reason = f"{name} is assigned {why}: its value depends on the run" if why else None
+        if append and old is not None:
+            if not value.spans:
+                return old
+            return old.appended(value, first.line, col, reason, exported)
         keep = old.exported if old is not None else False
-        return Var(name, value, first.line, col, exported or keep, reason)
+        return new_var(name, value, first.line, col, exported or keep, reason)
 
     def _assign(self, word: Word, why: str | None, exported: bool) -> None:
-        var = self._var(word, why, exported)
-        self.env[var.name] = var
+        self.env.set(self._var(word, why, exported))
 
     def _declare(self, builtin: str, words: Sequence[Word], why: str | None) -> None:
         options: set[str] = set()
@@ -173,12 +175,14 @@ class Walker:
                 text = f.text
                 if text.startswith("-"):
                     options.add(text)
-                elif (builtin == "export" or "-x" in options) and text in self.env:
-                    self.env[text] = replace(self.env[text], exported=True)
+                elif (builtin == "export" or "-x" in options) and (var := self.env.get(text)):
+                    self.env.set(var.exporting())
 
     # -- commands --------------------------------------------------------------------------
 
-    def _run(self, words: Sequence[Word], line: int, why: str | None, prefix: Env) -> None:
+    def _run(
+        self, words: Sequence[Word], line: int, why: str | None, prefix: dict[str, Var]
+    ) -> None:
         if words[0].literal() in DECLARERS:
             self._declare(words[0].literal() or "", words[1:], why)
             return
@@ -194,12 +198,12 @@ class Walker:
         if base == "unset":
             for f in args:
                 if not f.text.startswith("-"):
-                    self.env.pop(f.text, None)
+                    self.env.unset(f.text)
         elif base == "read":
             for f in args:
                 if NAME.fullmatch(f.text):
                     reason = f"{f.text} is read from input (line {line})"
-                    self.env[f.text] = Var(f.text, Field(), line, 1, False, reason)
+                    self.env.set(Var(f.text, Field(), line, 1, False, reason))
         elif base in ("source", "."):
             self.sourced.append((args[0].text if args else "", line))
         elif base in ("msrun", "torchrun"):
@@ -207,7 +211,7 @@ class Walker:
         elif PYTHON.fullmatch(base):
             self._python(args, line, prefix)
 
-    def _python(self, args: list[Field], line: int, prefix: Env) -> None:
+    def _python(self, args: list[Field], line: int, prefix: dict[str, Var]) -> None:
         i = 0
         while i < len(args) and args[i].text.startswith("-") and args[i].text not in ("-m", "-c"):
             i += 1
@@ -219,8 +223,8 @@ class Walker:
             return
         self._launch("python", args[i:], line, prefix)
 
-    def _launch(self, kind: str, args: list[Field], line: int, prefix: Env) -> None:
-        self.launches.append(Launch(kind, args, line, dict(self.env), prefix))
+    def _launch(self, kind: str, args: list[Field], line: int, prefix: dict[str, Var]) -> None:
+        self.launches.append(Launch(kind, args, line, self.env.snapshot(), prefix))
 
 
 def _is_assignment(word: Word) -> bool:
