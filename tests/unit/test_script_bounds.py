@@ -20,8 +20,12 @@ from msrunwatch.read.config.shellvars import MAX_VALUE_SPANS
 from msrunwatch.read.config.shellwalk import Walker
 from msrunwatch.read.config.shellwords import lex
 
-DOUBLING = "#!/bin/bash\nA=x\n" + 'A="$A$A"\n' * 39 + (
-    "msrun --worker_num=8 --local_worker_num=8 pretrain_gpt.py --tensor-model-parallel-size $A\n"
+DOUBLING = (
+    "#!/bin/bash\nA=x\n"
+    + 'A="$A$A"\n' * 39
+    + (
+        "msrun --worker_num=8 --local_worker_num=8 pretrain_gpt.py --tensor-model-parallel-size $A\n"
+    )
 )
 """Issue 10's 642-byte shape: 2^39 characters if every doubling were kept."""
 
@@ -37,9 +41,7 @@ def _read_in_child(path: Path, limit_mib: int) -> subprocess.CompletedProcess[st
         print(config.values["tp"].unresolved)
         """
     )
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False
-    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
 
 
 def test_doubling_a_variable_39_times_stays_small(tmp_path: Path) -> None:
@@ -111,7 +113,7 @@ def test_each_launch_sees_the_variables_of_its_moment() -> None:
 def test_a_script_expanding_a_large_variable_many_times_is_capped(tmp_path: Path) -> None:
     """Within the per-variable cap, many uses still add up: the whole script's expansions
     are capped too, and what is past the cap is unresolved, not expanded."""
-    big = "x" * (200 * 1024)
+    big = "y" * (200 * 1024)
     uses = "python tool.py --a $BIG\n" * 400
     path = tmp_path / "uses.sh"
     path.write_text(

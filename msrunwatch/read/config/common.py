@@ -60,6 +60,15 @@ def parse_int(text: str) -> int | None:
         return None
 
 
+def parse_float(text: str) -> float | None:
+    """A finite decimal number as argparse's `float` reads it (`0.0`, `1e-1`), or None."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value == value and abs(value) != float("inf") else None
+
+
 def parse_int_list(text: str) -> list[int] | None:
     """`7,7,7,7` → [7, 7, 7, 7] (MindSpeed-LLM --num-layer-list), or None."""
     items = [parse_int(item) for item in text.split(",")]

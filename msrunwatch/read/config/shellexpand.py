@@ -14,9 +14,9 @@ from collections.abc import Iterable, Sequence
 
 from msrunwatch.core.errors import ArithError
 from msrunwatch.read.config.arith import evaluate
-from msrunwatch.read.config.shellfield import Field, Span
+from msrunwatch.read.config.shellfield import BREAK, Field, Span
 from msrunwatch.read.config.shellvars import Env, Lookup, Var, new_var
-from msrunwatch.read.config.shellwords import Arith, Lit, Opaque, Param, Part, Word
+from msrunwatch.read.config.shellwords import Arith, ArrayLit, Lit, Opaque, Param, Part, Word, lex
 
 __all__ = ["Budget", "Env", "Expander", "Field", "Lookup", "Span", "Var"]
 
@@ -62,38 +62,42 @@ class Expander:
 
     def fields(self, word: Word) -> list[Field]:
         """The fields a command word expands to (unquoted expansions are split)."""
-        fields: list[Field] = []
-        current: list[Span] = []
-        content = False
+        out = _Fields()
         for part in word.parts:
-            spans = self.part(part)
-            if isinstance(part, Lit) or part.quoted:
-                current.extend(s for s in spans if s.text or s.unresolved is not None)
-                content = content or part.quoted or bool(current)
-                continue
-            for span in spans:
-                if span.unresolved is not None:
-                    current.append(span)
-                    content = True
-                    continue
-                for piece, offset in _split(span.text):
-                    if piece is None:
-                        if content:
-                            fields.append(Field(tuple(current)))
-                        current, content = [], False
-                    else:
-                        current.append(Span(piece, span.line, span.col + offset))
-                        content = True
-        if content:
-            fields.append(Field(tuple(current)))
-        return fields
+            kept = isinstance(part, Lit) or part.quoted
+            for span in self.part(part):
+                if span is BREAK:
+                    out.brk(part.quoted)
+                elif kept:
+                    out.keep(span)
+                else:
+                    out.split(span)
+            if kept:
+                out.content = out.content or part.quoted or bool(out.current)
+        return out.done()
 
     def value(self, parts: Sequence[Part]) -> Field:
         """The expansion of parts without word splitting (an assignment's value)."""
         spans: list[Span] = []
         for part in parts:
-            spans.extend(s for s in self.part(part) if s.text or s.unresolved is not None)
+            for s in self.part(part):
+                if s is BREAK:
+                    spans.append(Span(" ", s.line, s.col))
+                elif s.text or s.unresolved is not None:
+                    spans.append(s)
         return Field(tuple(spans))
+
+    def elements(self, word_parts: Sequence[Part], line: int, col: int) -> list[Field]:
+        """The elements an array assignment's `(...)` expands to, in order."""
+        fields: list[Field] = []
+        for part in word_parts:
+            if not isinstance(part, ArrayLit):
+                fields.append(self.value([part]))
+                continue
+            for cmd in lex(part.inner, part.inner_line, part.inner_col):
+                for word in cmd.words:
+                    fields.extend(self.fields(word))
+        return fields
 
     # -- parts -----------------------------------------------------------------------------
 
@@ -105,6 +109,8 @@ class Expander:
             return [Span("", part.line, part.col, part.reason)]
         if isinstance(part, Arith):
             return [self._arith(part)]
+        if isinstance(part, ArrayLit):
+            return [Span("", part.line, part.col, f"`{part.raw[:40]}` is an array here")]
         return self._param(part)
 
     def _unknown(self, name: str, line: int, col: int) -> Span:
@@ -128,6 +134,12 @@ class Expander:
             )
         if var is not None and var.reason is not None:
             return [Span("", var.line, var.col, var.reason)]
+        if p.op == "#[@]":
+            if var is None:
+                return [self._unknown(p.name, p.line, p.col)]
+            return [Span(str(len(var.elements())), p.line, p.col)]
+        if p.op.startswith("["):
+            return self._index(var, p) if var else [self._unknown(p.name, p.line, p.col)]
         if p.op == "#":
             if var is None:
                 return [self._unknown(p.name, p.line, p.col)]
@@ -147,6 +159,22 @@ class Expander:
         if is_set and var is not None:
             return self._var_spans(var, p.line, p.col)
         return [Span("", p.line, p.col, f"`{p.raw}` stops the script: {p.name} is not set")]
+
+    def _index(self, var: Var, p: Param) -> list[Span]:
+        """`${NAME[@]}` (every element, one word each), `${NAME[*]}`, `${NAME[N]}`."""
+        items = var.elements()
+        if p.op not in ("[@]", "[*]"):
+            n = int(p.op[1:-1])
+            items = items[n : n + 1]
+        spans: list[Span] = []
+        for i, item in enumerate(items):
+            if i:
+                spans.append(BREAK)
+            if not self.budget.take(item.spans):
+                why = f"the script expands to more than {MAX_SCRIPT_CHARS >> 20} MiB: "
+                return [Span("", p.line, p.col, why + f"${{{p.name}{p.op}}} is not expanded")]
+            spans.extend(item.spans)
+        return spans
 
     def _arith(self, a: Arith) -> Span:
         field = self.value(a.parts)
@@ -172,6 +200,44 @@ class Expander:
         if depth > MAX_DEPTH:
             raise ArithError(f"expression recursion level exceeded at ${name}")
         return evaluate(text, lambda inner: self._arith_name(inner, depth + 1))
+
+
+class _Fields:
+    """Fields being built from spans: kept whole (quoted), split on blanks, or broken
+    between array elements."""
+
+    def __init__(self) -> None:
+        self.fields: list[Field] = []
+        self.current: list[Span] = []
+        self.content = False
+
+    def keep(self, span: Span) -> None:
+        if span.text or span.unresolved is not None:
+            self.current.append(span)
+
+    def brk(self, quoted: bool) -> None:
+        if self.content or self.current or quoted:
+            self.fields.append(Field(tuple(self.current)))
+        self.current, self.content = [], quoted
+
+    def split(self, span: Span) -> None:
+        if span.unresolved is not None:
+            self.current.append(span)
+            self.content = True
+            return
+        for piece, offset in _split(span.text):
+            if piece is None:
+                if self.content:
+                    self.fields.append(Field(tuple(self.current)))
+                self.current, self.content = [], False
+            else:
+                self.current.append(Span(piece, span.line, span.col + offset))
+                self.content = True
+
+    def done(self) -> list[Field]:
+        if self.content:
+            self.fields.append(Field(tuple(self.current)))
+        return self.fields
 
 
 def _split(text: str) -> Iterable[tuple[str | None, int]]:

@@ -66,3 +66,7 @@ class Field:
 
     def __add__(self, other: Field) -> Field:
         return Field(self.spans + other.spans)
+
+
+BREAK = Span("", 0, 0)
+"""Between the elements of `"${ARRAY[@]}"`: a word break even inside double quotes."""

@@ -11,6 +11,7 @@ import re
 from msrunwatch.core.errors import ShellSyntaxError
 from msrunwatch.read.config.shellparts import (
     ASSIGNMENT,
+    ArrayLit,
     Lit,
     Opaque,
     Part,
@@ -21,6 +22,9 @@ META = " \t\n;&|()<>"
 PLAIN = re.compile(r"[^ \t\n;&|()<>\\'\"$`=]+")
 """A run of unquoted characters that need no lexing (`=` is left out: `NAME=(` starts an
 array). Taking runs instead of characters keeps lexing a 4 MB script to seconds."""
+PLACEHOLDER = re.compile(r"<[^<>\s][^<>\n]*[^<>\s]>(?=$|[\s;)'\"])|<[^<>\s]>(?=$|[\s;)'\"])")
+"""`<master_ip_address>`, `<Specify path to file>`: no blank just inside the brackets and a
+word end right after, so `<in >out` and `<in>out` stay redirections."""
 IN_DOUBLE = re.compile(r'[^"\\$`\n]+')
 IN_SINGLE = re.compile(r"[^'\n]+")
 
@@ -68,6 +72,9 @@ class Scanner:
             if c == "(" and self._array_assignment():
                 self._array()
                 continue
+            at_start = not self.parts and not self._buf
+            if c == "<" and (at_start or self._array_assignment()) and self._placeholder():
+                continue
             if c in META:
                 break
             if not self._take_run(PLAIN, False):
@@ -81,13 +88,27 @@ class Scanner:
         return ASSIGNMENT.fullmatch("".join(self._buf)) is not None
 
     def _array(self) -> None:
-        """`NAME=(...)`: the parenthesised values, kept as one opaque part."""
+        """`NAME=(...)`: the parenthesised elements, lexed into words when assigned."""
         self._flush()
         at = (self.line, self.col)
         self.take()
-        raw = "(" + self._after_open("(", ")", at[0]) + ")"
-        reason = f"`{shorten(raw)}` is an array: arrays are not evaluated"
-        self.parts.append(Opaque(raw, reason, *at, False))
+        inner_at = (self.line, self.col)
+        inner = self._after_open("(", ")", at[0])
+        self.parts.append(ArrayLit(f"({inner})", inner, *at, *inner_at))
+
+    def _placeholder(self) -> bool:
+        """`<master_ip_address>` where a word starts or after `NAME=`: a placeholder left
+        for the user to fill in, not a redirection (bash would stop at it)."""
+        m = PLACEHOLDER.match(self.s, self.i)
+        if m is None:
+            return False
+        self._flush()
+        raw = m.group()
+        reason = f"`{shorten(raw)}` is a placeholder to fill in before the script runs"
+        self.parts.append(Opaque(raw, reason, self.line, self.col, False))
+        self.i = m.end()
+        self.col += len(raw)
+        return True
 
     def _piece(self, quoted: bool) -> None:
         """Lex one character, or one quoted, `$` or backquoted form."""

@@ -12,6 +12,7 @@ Reading a script must take time and memory in proportion to its size, whatever i
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -22,6 +23,28 @@ MAX_VALUE_CHARS = 256 * 1024
 """A variable's value past this many characters is unresolved (`grows past`), not kept."""
 MAX_VALUE_SPANS = 4096
 """...or past this many pieces (each `$X` and each line of a quoted string is one)."""
+
+
+PLACEHOLDER = re.compile(
+    r"(?i)\s*(?:<[^<>]+>|your\b.*|.*\byour\s.*|master node ip|path to\b.*|ip_?\d*"
+    r"|x{3,}(?:\.x{3,}){0,3}|x+(?:\.x+){3}(?::\d+)?|\.\.\.)\s*"
+)
+"""Values left for the user to fill in (`"your master node IP"`, `<master_ip_address>`,
+`'IP1'`): upstream scripts ship them, and they are unknown values, never words to read."""
+PLACEHOLDER_NOTE = "is a placeholder to fill in before the script runs"
+
+
+def placeholder(text: str) -> str | None:
+    """Why a literal value is a placeholder, or None."""
+    if text and PLACEHOLDER.fullmatch(text):
+        flat = " ".join(text.split())
+        return f"`{flat if len(flat) <= 40 else flat[:37] + '...'}` {PLACEHOLDER_NOTE}"
+    return None
+
+
+def is_placeholder(reason: str | None) -> bool:
+    """Whether an unresolved reason says the word is a placeholder (a value, not flags)."""
+    return reason is not None and reason.endswith(PLACEHOLDER_NOTE)
 
 
 def too_long(name: str, chars: int, spans: int) -> str | None:
@@ -51,6 +74,7 @@ class Var:
         "chars",
         "col",
         "exported",
+        "items",
         "line",
         "name",
         "reason",
@@ -71,6 +95,8 @@ class Var:
         self._buffer: _Buffer | None = None
         self._count = len(value.spans)
         self.chars = sum(len(s.text) for s in value.spans)
+        self.items: tuple[Field, ...] | None = None
+        """An array's elements (`NAME=(a b c)`); None for a plain variable."""
 
     @property
     def value(self) -> Field:
@@ -108,8 +134,13 @@ class Var:
         """The same variable, marked for child processes."""
         out = Var(self.name, Field(), self.line, self.col, True, self.reason)
         out._value, out._buffer = self._value, self._buffer
-        out._count, out.chars = self._count, self.chars
+        out._count, out.chars, out.items = self._count, self.chars, self.items
         return out
+
+    def elements(self) -> tuple[Field, ...]:
+        """An array's elements, or a plain variable's value as the only one (bash:
+        `${SCALAR[@]}` is the scalar)."""
+        return self.items if self.items is not None else (self.value,)
 
     def __repr__(self) -> str:
         return f"Var({self.name!r}, {self.value!r}, {self.line}, {self.col}, {self.reason!r})"
@@ -118,12 +149,40 @@ class Var:
 def new_var(
     name: str, value: Field, line: int, col: int, exported: bool = False, reason: str | None = None
 ) -> Var:
-    """A variable assigned value, unresolved when the value is past the caps."""
+    """A variable assigned value: unresolved when past the caps; a placeholder value is
+    kept as one unknown piece, so `$MASTER_ADDR` stays one word that says why."""
     if reason is None:
         reason = too_long(name, sum(len(s.text) for s in value.spans), len(value.spans))
         if reason is not None:
             value = Field()
-    return Var(name, value, line, col, exported, reason)
+    return Var(name, unfilled(value), line, col, exported, reason)
+
+
+def unfilled(value: Field) -> Field:
+    """value, or one unknown span when its text is a placeholder."""
+    if value.unresolved is None and (why := placeholder(value.text)) is not None:
+        line, col = value.at()
+        return Field((Span("", line, col, why),))
+    return value
+
+
+def new_array(
+    name: str,
+    items: tuple[Field, ...],
+    line: int,
+    col: int,
+    exported: bool = False,
+    reason: str | None = None,
+) -> Var:
+    """An array variable (`NAME=(...)`); `$NAME` alone is its first element."""
+    chars = sum(len(s.text) for f in items for s in f.spans)
+    reason = reason or too_long(name, chars, sum(len(f.spans) for f in items))
+    if reason is not None:
+        return Var(name, Field(), line, col, exported, reason)
+    items = tuple(unfilled(item) for item in items)
+    var = Var(name, items[0] if items else Field(), line, col, exported)
+    var.items = items
+    return var
 
 
 class Lookup(Protocol):

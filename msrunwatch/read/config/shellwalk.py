@@ -15,12 +15,28 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from msrunwatch.read.config.shellexpand import Env, Expander, Field, Lookup, Var
-from msrunwatch.read.config.shellvars import new_var
-from msrunwatch.read.config.shellwords import ASSIGNMENT, NAME, Command, Lit, Word
+from msrunwatch.read.config.shellvars import new_array, new_var
+from msrunwatch.read.config.shellwords import ASSIGNMENT, NAME, ArrayLit, Command, Lit, Word
 
 PYTHON = re.compile(r"python[0-9.]*")
 TORCH_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 WRAPPERS = ("nohup", "exec", "command", "time", "env")
+LAUNCHERS = ("msrun", "torchrun")
+UV_RUN_VALUED = (
+    "--extra",
+    "--with",
+    "--with-requirements",
+    "--python",
+    "-p",
+    "--project",
+    "--directory",
+    "--group",
+    "--env-file",
+    "--package",
+    "--index",
+    "--index-url",
+)
+"""`uv run` options that take a value (uv's own documentation)."""
 DECLARERS = ("export", "declare", "typeset", "local", "readonly")
 BLOCKS = {
     "if": "an `if` block",
@@ -42,7 +58,8 @@ CLOSERS = {
 
 @dataclass
 class Launch:
-    """A launch command: msrun, torchrun or python, and its words after the program."""
+    """A launch command: msrun, torchrun, python, or `unknown` (a script started by an
+    unresolved word), and its words after the program."""
 
     kind: str
     fields: list[Field]
@@ -51,6 +68,8 @@ class Launch:
     """The script's variables when the command runs."""
     prefix: dict[str, Var] = field(default_factory=dict)
     """`VAR=value command` assignments, seen by this command only."""
+    launcher: Field | None = None
+    """kind `unknown`: the unresolved word that launches the script (`$LAUNCH_SCRIPT`)."""
 
 
 class Walker:
@@ -152,9 +171,16 @@ class Walker:
         rest = first.text[m.end() :]
         col = first.col + m.end()
         parts = [Lit(rest, first.line, col, False)] if rest else []
-        value = self.expander.value([*parts, *word.parts[1:]])
         old = self.env.get(name)
         reason = f"{name} is assigned {why}: its value depends on the run" if why else None
+        if any(isinstance(p, ArrayLit) for p in word.parts[1:]):
+            items = self.expander.elements([*parts, *word.parts[1:]], first.line, col)
+            if append and old is not None:
+                items = [*old.elements(), *items] if old.reason is None else []
+                reason = reason or old.reason
+            keep = old.exported if old is not None else False
+            return new_array(name, tuple(items), first.line, col, exported or keep, reason)
+        value = self.expander.value([*parts, *word.parts[1:]])
         if append and old is not None:
             if not value.spans:
                 return old
@@ -186,12 +212,11 @@ class Walker:
         if words[0].literal() in DECLARERS:
             self._declare(words[0].literal() or "", words[1:], why)
             return
-        fields = [f for word in words for f in self.expander.fields(word)]
-        while fields and _base(fields[0]) in WRAPPERS:
-            fields = fields[1:]
-            while fields and (fields[0].text.startswith("-") or "=" in fields[0].text):
-                fields = fields[1:]  # env's VAR=value and options, nohup/time options
+        fields = _unwrap([f for word in words for f in self.expander.fields(word)])
         if not fields:
+            return
+        if fields[0].unresolved is not None and not fields[0].text:
+            self._unknown_launcher(fields, line, prefix)
             return
         base = _base(fields[0])
         args = fields[1:]
@@ -206,10 +231,8 @@ class Walker:
                     self.env.set(Var(f.text, Field(), line, 1, False, reason))
         elif base in ("source", "."):
             self.sourced.append((args[0].text if args else "", line))
-        elif base in ("msrun", "torchrun"):
-            self._launch(base, args, line, prefix)
-        elif PYTHON.fullmatch(base):
-            self._python(args, line, prefix)
+        else:
+            self._run_fields(fields, line, prefix)
 
     def _python(self, args: list[Field], line: int, prefix: dict[str, Var]) -> None:
         i = 0
@@ -223,8 +246,53 @@ class Walker:
             return
         self._launch("python", args[i:], line, prefix)
 
+    def _unknown_launcher(self, fields: list[Field], line: int, prefix: dict[str, Var]) -> None:
+        """`$LAUNCHER train.py ...` or `$PREFIX torchrun ...` with the prefix unknown: a
+        launcher named after it is read; else a Python script after it is the entry, and
+        the launcher (so the card count) is unknown."""
+        for i, f in enumerate(fields[1:4], 1):
+            if f.unresolved is None and (_base(f) in LAUNCHERS or PYTHON.fullmatch(_base(f))):
+                self._run_fields(fields[i:], line, prefix)
+                return
+        for i, f in enumerate(fields[1:], 1):
+            if f.text.endswith(".py"):
+                self.launches.append(
+                    Launch("unknown", fields[i:], line, self.env.snapshot(), prefix, fields[0])
+                )
+                return
+
+    def _run_fields(self, fields: list[Field], line: int, prefix: dict[str, Var]) -> None:
+        base = _base(fields[0])
+        if base in LAUNCHERS:
+            self._launch(base, fields[1:], line, prefix)
+        elif PYTHON.fullmatch(base):
+            self._python(fields[1:], line, prefix)
+
     def _launch(self, kind: str, args: list[Field], line: int, prefix: dict[str, Var]) -> None:
         self.launches.append(Launch(kind, args, line, self.env.snapshot(), prefix))
+
+
+def _unwrap(fields: list[Field]) -> list[Field]:
+    """The command after wrappers: `nohup`, `env A=b`, `time -p`, `uv run --extra x`..."""
+    while fields:
+        base = _base(fields[0])
+        if base == "uv" and len(fields) > 1 and fields[1].text == "run":
+            fields = _skip_options(fields[2:], UV_RUN_VALUED)
+        elif base in WRAPPERS:
+            fields = fields[1:]
+            while fields and (fields[0].text.startswith("-") or "=" in fields[0].text):
+                fields = fields[1:]  # env's VAR=value and options, nohup/time options
+        else:
+            return fields
+    return fields
+
+
+def _skip_options(fields: list[Field], valued: tuple[str, ...]) -> list[Field]:
+    """fields after a wrapper's options (those in valued take the next word)."""
+    while fields and fields[0].text.startswith("-"):
+        option = fields[0].text
+        fields = fields[2:] if option in valued and "=" not in option else fields[1:]
+    return fields
 
 
 def _is_assignment(word: Word) -> bool:

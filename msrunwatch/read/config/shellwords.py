@@ -18,6 +18,7 @@ from msrunwatch.read.config.shellparts import (
     ASSIGNMENT,
     NAME,
     Arith,
+    ArrayLit,
     Command,
     Lit,
     Opaque,
@@ -26,7 +27,7 @@ from msrunwatch.read.config.shellparts import (
     Word,
     advance,
 )
-from msrunwatch.read.config.shellscan import META
+from msrunwatch.read.config.shellscan import META, PLACEHOLDER
 
 __all__ = [
     "ASSIGNMENT",
@@ -37,6 +38,7 @@ __all__ = [
     "SPECIAL_PARAMS",
     "SUBST",
     "Arith",
+    "ArrayLit",
     "Command",
     "Lit",
     "Opaque",
@@ -52,9 +54,9 @@ __all__ = [
 REDIRECTIONS = ("&>>", "&>", "<<<", "<<-", "<<", ">>", ">|", ">&", "<&", "<>", "<", ">")
 
 
-def lex(text: str, line: int = 1) -> list[Command]:
-    """Split bash text into simple commands."""
-    return list(_Lexer(text, line, 1).commands())
+def lex(text: str, line: int = 1, col: int = 1) -> list[Command]:
+    """Split bash text (written from line:col) into simple commands."""
+    return list(_Lexer(text, line, col).commands())
 
 
 def iter_commands(text: str, line: int = 1) -> Iterator[Command]:
@@ -107,6 +109,9 @@ class _Lexer(WordLexer):
             end = len(self.s) if end < 0 else end
             self.col += end - self.i
             self.i = end
+        elif c == "<" and PLACEHOLDER.match(self.s, self.i):
+            self._begin()
+            self._next_word()
         elif c in "<>" or (c == "&" and self.peek(1) == ">"):
             self._redirection()
         elif c in ";&|()":
