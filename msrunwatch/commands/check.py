@@ -27,7 +27,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     settings = settings_of(args)
     rules = rule_set(settings)
-    launch = Launch(args.devices, args.msrun, tuple(args.console or ()))
+    launch = Launch(
+        args.devices,
+        args.msrun,
+        tuple(args.console or ()),
+        args.framework_version or settings.framework_version,
+    )
     report = check_targets(args.targets, rules, launch)
     write(render(report, rules, args.format), args.output)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -11,6 +11,7 @@ from msrunwatch.drivers.options import Launch
 from msrunwatch.drivers.triage import triage
 from msrunwatch.judge.config.context import context_for
 from msrunwatch.judge.config.lint import config_report, lint
+from msrunwatch.judge.config.versions import parse
 from msrunwatch.judge.model import Report
 from msrunwatch.read.config import read_config, read_msrun
 from msrunwatch.read.config.model import TrainingConfig
@@ -40,7 +41,10 @@ def triage_with_config(
 
 def lint_configs(paths: Sequence[str], rules: Sequence[Rule], launch: Launch) -> Report:
     """Lint configs alone."""
-    return config_report(paths, lint(read_all(paths, launch.msrun), rules, launch.devices))
+    configs = read_all(paths, launch.msrun)
+    return config_report(
+        paths, lint(configs, rules, launch.devices, parse(launch.framework_version))
+    )
 
 
 def lint_with_logs(
@@ -50,7 +54,7 @@ def lint_with_logs(
     if not logs:
         return lint_configs(configs, rules, launch)
     parsed = read_all(configs, launch.msrun)
-    findings = lint(parsed, rules, launch.devices)
+    findings = lint(parsed, rules, launch.devices, parse(launch.framework_version))
     report = triage_with_config(logs, rules, parsed, launch.consoles, launch.devices)
     merged = tuple(sorted([*report.findings, *findings], key=lambda f: -f.severity.rank))
     outcome = (

@@ -140,8 +140,9 @@ def _launch(case: Case) -> Launch:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--devices", type=int)
     parser.add_argument("--msrun")
+    parser.add_argument("--framework-version")
     args = parser.parse_args(case.data.get("args", []))
-    return Launch(devices=args.devices, msrun=args.msrun)
+    return Launch(devices=args.devices, msrun=args.msrun, framework_version=args.framework_version)
 
 
 def _config_runner(directory: Path, case: Case, rules: Sequence[Rule]) -> Report:

@@ -53,7 +53,8 @@ def test_triage_with_config_sets_each_rank_beside_its_stage_estimate(
     main(["triage", str(logs), "--config", str(config), "--format", "json"])
     report = json.loads(capsys.readouterr().out)
     estimates = [r["estimate"] for r in report["ranks"]]
-    assert all(e and e["stage"] == 0 and 49_000 < e["used_mb"] < 50_500 for e in estimates)
+    # unfused SwiGLU (no --use-fused-swiglu) and Megatron's default dropout masks: ~51,033 MiB
+    assert all(e and e["stage"] == 0 and 50_500 < e["used_mb"] < 51_500 for e in estimates)
     gap = [f for f in report["findings"] if f["rule"] == "memory-estimate-gap"]
     assert len(gap) == 1 and gap[0]["ranks"] == [0] and gap[0]["severity"] == "info"
 

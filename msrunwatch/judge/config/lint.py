@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from msrunwatch.judge.config.derive import derive
+from msrunwatch.judge.config.versions import Versions
 from msrunwatch.judge.model import Finding, Occurrence, Report
 from msrunwatch.read.config.model import Source, TrainingConfig
 from msrunwatch.rules.model import Rule, Scope
@@ -51,13 +52,16 @@ def _finding(config: TrainingConfig, rule: Rule, env: dict[str, Any]) -> Finding
 
 
 def lint(
-    configs: Sequence[TrainingConfig], rules: Sequence[Rule], devices: int | None = None
+    configs: Sequence[TrainingConfig],
+    rules: Sequence[Rule],
+    devices: int | None = None,
+    versions: Versions | None = None,
 ) -> list[Finding]:
     """Every config-scope rule over every config."""
     chosen = [r for r in rules if r.scope is Scope.CONFIG and r.when is not None]
     found: list[Finding] = []
     for config in configs:
-        env = derive(config, devices)
+        env = derive(config, devices, versions)
         found.extend(_finding(config, r, env) for r in chosen if r.when and r.when.truth(env))
     return sorted(
         found,
