@@ -1037,3 +1037,10 @@ def test_mindformers_run_mode_moe_config_lora_and_mtp_are_read(tmp_path: Path) -
     assert config.get("moe_config_experts") == 8
     assert (config.get("mtp_depth"), config.get("hidden_dropout")) == (1, 0.1)
     assert (config.get("pet_type"), config.get("lora_r")) == ("lora", 16)
+
+
+def test_a_crlf_script_that_starts_no_job_still_gives_the_crlf_finding(tmp_path: Path) -> None:
+    """bash fails on the line endings whatever the script runs."""
+    config = script(tmp_path, "#!/bin/bash\r\npython convert_ckpt.py --num-layers 2\r\n")
+    assert config.get("crlf_line") == 1
+    assert "tp" not in config.values

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from msrunwatch.core.errors import ConfigError
 from msrunwatch.read.config.common import Doc, TracedValue, parse_int
 from msrunwatch.read.config.entry import NOT_JOBS, job_of_entry
 from msrunwatch.read.config.megatron import read_args
@@ -40,6 +41,17 @@ def read_script(text: str, path: str) -> TrainingConfig:
         values["crlf_line"] = TracedValue(line, doc.source(line))
         text = text.replace("\r\n", "\n")
         doc = Doc(path, text)
+    try:
+        return _read_launch(text, doc, values)
+    except ConfigError:
+        if "crlf_line" not in values:
+            raise
+        # whatever it runs, bash fails on the line endings: that finding, and nothing else
+        return TrainingConfig(path, "megatron", {**values, "job": TracedValue("unknown")})
+
+
+def _read_launch(text: str, doc: Doc, values: dict[str, Value]) -> TrainingConfig:
+    """The launch a script starts, read without running it."""
     walker = Walker()
     try:
         walker.run(iter_commands(text))
@@ -61,7 +73,7 @@ def read_script(text: str, path: str) -> TrainingConfig:
     sim = _sim_level(launcher, launch, doc)
     if sim is not None:
         values["sim_level"] = sim
-    return TrainingConfig(path, "megatron", values)
+    return TrainingConfig(doc.path, "megatron", values)
 
 
 def _launcher(launch: Launch) -> bool:
