@@ -138,7 +138,11 @@ def lint_one(job: tuple[str, Entry, str]) -> Outcome:
     try:
         report = lint_configs([str(path)], _rules(), launch)  # type: ignore[arg-type]
     except MsrunwatchError as exc:
-        out.skipped = str(exc).replace(str(path), entry.name)
+        out.skipped = str(exc).removeprefix(str(path)).lstrip(":0123456789 ")
+        return out
+    not_linted = [f for f in report.findings if f.rule == "config-not-linted"]
+    if not_linted:
+        out.skipped = not_linted[0].message.removeprefix("not linted: ")
         return out
     for f in report.findings:
         occ = f.first
@@ -222,12 +226,10 @@ def tally(
 
 
 def _reason(text: str) -> str:
-    """A skip message without its file name and line: the reason alone."""
-    parts = text.split(": ", 1)
-    reason = parts[1] if len(parts) > 1 else text
-    while reason[:1].isdigit():
-        reason = reason.split(": ", 1)[-1]
-    return reason.split(" (")[0][:90]
+    """A skip reason without its particulars, to count files by it."""
+    for cut in (" (", ": it has none of", ": the document is"):
+        text = text.split(cut)[0]
+    return text[:90]
 
 
 def table(t: Tally, corpus: str, versions: bool) -> str:

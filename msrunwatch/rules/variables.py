@@ -362,6 +362,13 @@ CONFIG = {
     "optimizer_offload": "--optimizer-cpu-offload",
     "mtp_layers": "--mtp-num-layers",
     "fp8": "--fp8-format",
+    # with logs, or over a directory
+    "run_world": "the ranks the run's logs show (check LOGS CONFIG, triage --config), else None",
+    "stated_world": "the card count the config or its launcher states (not --devices), or None",
+    "skipped_for_world": "list: with no card count, the rules for this framework that need one",
+    "not_linted": "list: `reason (count)` for the files under a checked directory not linted",
+    "not_linted_count": "how many files under a checked directory were not linted",
+    "not_linted_files": "list: those files",
 }
 """Config scope: normalised training settings; see `msrunwatch.read.config`. Derived values
 (world-dependent dp, micro-batches, layers per stage) are added by

@@ -256,9 +256,13 @@ def read_mindformers(text: str, path: str) -> TrainingConfig:
         raise ConfigError(f"{path}: invalid YAML value: {exc}") from None
     if not isinstance(data, Mapping):
         kind = "empty" if data is None else f"a {type(data).__name__}"
-        raise doc.error(1, f"not a MindFormers config: the document is {kind}, not a mapping")
+        raise doc.not_a_config(
+            1, f"not a MindFormers config: the document is {kind}, not a mapping"
+        )
     if not any(section in data for section in SECTIONS):
-        raise doc.error(None, "not a MindFormers config: it has none of " + ", ".join(SECTIONS))
+        raise doc.not_a_config(
+            None, "not a MindFormers config: it has none of " + ", ".join(SECTIONS)
+        )
     yml = _Yaml(data, positions, doc)
     values: dict[str, Value] = {"framework": Value("mindformers")}
     for name, paths, convert in FIELDS:

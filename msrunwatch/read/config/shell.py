@@ -59,7 +59,9 @@ def _read_launch(text: str, doc: Doc, values: dict[str, Value]) -> TrainingConfi
         raise doc.error(exc.line, str(exc)) from None
     launch = _pick(walker.launches, doc)
     if launch is None:
-        raise doc.error(None, "no msrun, torchrun or python command with training flags found")
+        raise doc.not_a_config(
+            None, "no msrun, torchrun or python command with training flags found"
+        )
     launcher = parse_launcher(launch.kind, launch.fields, doc) if _launcher(launch) else None
     entry = launcher.script if launcher else launch.fields[0]
     _refuse_non_jobs(entry, launch, doc)
@@ -86,7 +88,7 @@ def _refuse_non_jobs(entry: Field | None, launch: Launch, doc: Doc) -> None:
     if job in NOT_JOBS:
         assert entry is not None
         name = entry.text.rsplit("/", 1)[-1]
-        raise doc.error(
+        raise doc.not_a_config(
             launch.line,
             f"{NOT_JOBS[job]} ({name}), not a training or inference launch: nothing to check",
         )
