@@ -111,10 +111,13 @@ def _header(est: Estimate) -> list[str]:
         )
     b = est.state_bytes
     if b is not None:
+        who = "for the LoRA adapters " if est.frozen_bytes is not None else ""
         lines.append(
-            f"  states     {b.total:g} B/param (weights {b.weights:g} + gradients "
+            f"  states     {b.total:g} B/param {who}(weights {b.weights:g} + gradients "
             f"{b.gradients:g} + optimizer {b.optimizer:g}), {i['dtype']}"
         )
+    if est.frozen_bytes is not None:
+        lines.append(f"  frozen     {est.frozen_bytes:g} B/param (the base: weights only)")
     lines.append(f"  recompute  {est.recompute}")
     lines.append(f"  budget     {est.budget_source}")
     return lines
@@ -178,6 +181,7 @@ def to_dict(est: Estimate) -> dict[str, Any]:
         "covers": est.covers,
         "not_estimated": list(est.not_estimated),
         "dynamic_seq": est.dynamic_seq,
+        "frozen_bytes_per_param": est.frozen_bytes,
         "budget_mib": _round(float(est.budget_mib)),
         "budget_source": est.budget_source,
         "fragmentation": est.fragmentation,

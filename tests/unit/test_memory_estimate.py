@@ -523,3 +523,51 @@ def test_what_is_not_modelled_gets_no_verdict(change: dict[str, Any], gap: str) 
 def test_a_plain_training_config_is_covered() -> None:
     est = qwen()
     assert est.covers and est.not_estimated == ()
+
+
+# --- the hand-worked fixtures (fixtures/configs/README.md) ----------------------------------
+
+
+def _fixture(name: str) -> Estimate:
+    from msrunwatch.read.config import read_config
+    from tests.support import FIXTURES
+
+    return estimate(read_config(str(FIXTURES / "configs" / name)))
+
+
+def test_lora_fixture_matches_the_readme() -> None:
+    est = _fixture("ms_llama2_7b_lora_ptd.sh")
+    s0 = est.stages[0]
+    assert s0.params == 6_738_415_616 + 33_685_504
+    assert (s0.weights_mib, s0.grads_optimizer_mib) == (
+        pytest.approx(12_916.8, abs=0.05),
+        pytest.approx(514.0, abs=0.05),
+    )
+    assert s0.activations_mib == pytest.approx(16_705.0, abs=0.05)
+    assert (s0.backward_mib, s0.cross_entropy_mib) == (pytest.approx(290.0), pytest.approx(750.0))
+    assert s0.used_mib == pytest.approx(31_175.8, abs=0.1)
+    assert s0.actual_mib == pytest.approx(32_422.8, abs=0.1)
+    assert est.frozen_bytes == 2.0 and s0.verdict == "ok"
+
+
+def test_dynamic_padding_fixture_matches_the_readme() -> None:
+    est = _fixture("ms_qwen25_7b_sft_dynamic_padding.sh")
+    s0, s1 = est.stages
+    assert est.dynamic_seq and s0.floor_actual_mib == pytest.approx(33_991, abs=1)
+    assert est.layer_terms is not None
+    assert est.layer_terms.layer_mib == pytest.approx(2_508.1, abs=0.05)
+    assert s0.activations_mib == pytest.approx(70_227.5, abs=0.1)
+    assert s0.used_mib == pytest.approx(104_911.0, abs=0.2)
+    assert s0.actual_mib == pytest.approx(109_107.5, abs=0.2)
+    assert s1.cross_entropy_mib == pytest.approx(14_256.0)
+    assert s0.verdict == "over at full length"
+
+
+def test_unfused_swiglu_fixture_matches_the_readme() -> None:
+    est = _fixture("ms_llama2_7b_unfused_swiglu.sh")
+    s0 = est.stages[0]
+    assert est.layer_terms is not None
+    assert est.layer_terms.layer_mib == pytest.approx(912.0, abs=0.1)
+    assert 32 * est.layer_terms.act_fn_mib == pytest.approx(8_256, abs=1)
+    assert s0.used_mib == pytest.approx(50_170.5, abs=0.2)
+    assert s0.actual_mib == pytest.approx(52_177.4, abs=0.2)

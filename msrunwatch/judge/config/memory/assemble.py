@@ -100,6 +100,7 @@ def _assemble(
         problems=tuple(notes.problems),
         not_estimated=ctx.features.gaps,
         dynamic_seq=ctx.features.dynamic_seq,
+        frozen_bytes=ctx.states.frozen_weight if ctx.states else None,
     )
 
 

@@ -106,6 +106,8 @@ class Estimate:
     """`not estimated: <feature>` for what the config uses and the model does not cover."""
     dynamic_seq: bool = False
     """Batches are padded to their longest sample: the figures are an upper bound."""
+    frozen_bytes: float | None = None
+    """LoRA: bytes per frozen base parameter (its weight alone); None without LoRA."""
 
     @property
     def covers(self) -> bool:
