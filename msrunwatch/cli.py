@@ -1,49 +1,98 @@
 """Command line: `msrunwatch COMMAND ...`; each subcommand returns an exit code.
 
 Heavy modules are imported inside the subcommand that needs them, so `check` and
-`rules check` start fast in CI and never import the TUI.
+`rules check` start fast in CI and never import the TUI. `msrunwatch DIR` means
+`msrunwatch watch DIR`; a word that is neither a command nor a path but close to a
+command is a typo, and says so instead of waiting for a directory of that name.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
 
 from msrunwatch import __version__
-from msrunwatch.commands import check, estimate, rules, triage, watch
+from msrunwatch.commands import check, completion, estimate, rules, triage, watch
 from msrunwatch.core.errors import MsrunwatchError, UsageError
 from msrunwatch.core.exit_codes import ExitCode
 
 __all__ = ["COMMANDS", "UsageError", "main"]
 
-COMMANDS = ("triage", "watch", "check", "rules", "estimate", "-h", "--help", "--version")
+COMMANDS = ("triage", "watch", "check", "rules", "estimate", "completion", "help")
+TOP_OPTIONS = ("-h", "--help", "-V", "--version")
+EPILOG = """examples:
+  msrunwatch msrun_log/                       follow a run live (same as `watch`)
+  msrunwatch triage msrun_log/                which rank failed first, and why
+  msrunwatch check msrun_log/ --format sarif  findings for CI
+  msrunwatch check train.yaml --devices 8     lint a training config before launch
+  msrunwatch rules show oom-memory-not-enough one rule's doc, hint and cases
+  msrunwatch help triage                      a command's options
+
+exit codes:
+  0  the run looks healthy (or is still running without faults)
+  1  faults found (check: a finding at --fail-on; estimate: a stage will not fit)
+  2  bad usage, unreadable input or invalid rules (a one-line error on stderr)
+  130, 143  stopped by Ctrl+C, SIGTERM"""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for a mistyped choice (`rules lst`, `--format jsn`)."""
+
+    def error(self, message: str) -> NoReturn:
+        choice = message.partition("invalid choice: '")[2].partition("'")[0]
+        options = message.partition("(choose from ")[2].rstrip(")").replace("'", "").split(", ")
+        close = difflib.get_close_matches(choice, options, n=1) if choice else []
+        super().error(message + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+def _parser() -> Parser:
+    parser = Parser(
         prog="msrunwatch",
-        description="Triage, lint and watch MindSpore msrun logs.",
+        description="Triage, lint and watch MindSpore msrun logs: the rank that failed first "
+        "and why, not the hundred that timed out after it.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"msrunwatch {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"msrunwatch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (triage, watch, check, estimate, rules):
+    for command in (watch, triage, check, estimate, rules, completion):
         command.add(sub)
+    sub.add_parser("help", help="help on a command: `msrunwatch help triage`")
     return parser
 
 
+def _route(argv: list[str]) -> list[str]:
+    """`DIR ...` or `--option DIR` is `watch`; `help X` is `X --help`; a typo is an error."""
+    first = argv[0]
+    if first == "help":
+        return [*argv[1:], "--help"]
+    if first in COMMANDS or first in TOP_OPTIONS:
+        return argv
+    if not first.startswith("-") and not Path(first).exists():
+        close = difflib.get_close_matches(first, COMMANDS, n=1, cutoff=0.6)
+        if close:
+            raise UsageError(f"unknown command {first!r}; did you mean {close[0]!r}?")
+    return ["watch", *argv]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code. `msrunwatch DIR` means `watch DIR`."""
+    """Run the command line; returns the exit code. A bare `msrunwatch` prints the help."""
     parser = _parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] not in COMMANDS:
-        argv = ["watch", *argv]
-    args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_usage(sys.stderr)
-        return ExitCode.USAGE
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    if not args_in:
+        parser.print_help()
+        return ExitCode.OK
     try:
+        args = parser.parse_args(_route(args_in))
+        args.root_parser = parser
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.parse_args([*args_in, "--help"])
+            return ExitCode.USAGE
         return int(handler(args))
     except MsrunwatchError as exc:
         print(f"msrunwatch: error: {exc}", file=sys.stderr)

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import Any
 
-from msrunwatch.commands.common import launch_options, rule_options, settings_of, write
+from msrunwatch.commands import stdin
+from msrunwatch.commands.common import (
+    FILE,
+    add_command,
+    launch_options,
+    rule_options,
+    settings_of,
+    use_color,
+    write,
+)
 from msrunwatch.core.exit_codes import ExitCode
 
 
@@ -33,8 +43,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         tuple(args.console or ()),
         args.framework_version or settings.framework_version,
     )
-    report = check_targets(args.targets, rules, launch)
-    write(render(report, rules, args.format), args.output)
+    with stdin.spooled(args.targets) as targets:
+        report = stdin.relabel(check_targets(targets, rules, launch), targets)
+    out = render(report, rules, args.format)
+    if args.format == "text" and args.output in (None, "-") and use_color(args.color, sys.stdout):
+        out = colour_lines(out)
+    write(out, args.output)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if args.format == "github" and summary:
         from msrunwatch.report import github
@@ -44,17 +58,50 @@ def cmd_check(args: argparse.Namespace) -> int:
     return ExitCode.FINDINGS if _fails(report, settings.fail_on) else ExitCode.OK
 
 
+def colour_lines(text: str) -> str:
+    """The text format's severities in colour (`path:line: error rule: ...`)."""
+    from msrunwatch.report.fmt import SEVERITY_COLOR, Style
+
+    style = Style(True)
+    for severity, color in SEVERITY_COLOR.items():
+        text = text.replace(f": {severity} ", f": {style(severity, color)} ")
+    return text
+
+
+FORMATS = (
+    "text: one `path:line: severity rule: message` line per finding; json: the triage report; "
+    "sarif: SARIF 2.1.0 (GitHub code scanning); junit: JUnit XML (Jenkins, GitLab); "
+    "github: workflow annotations (and a job summary); gitlab: Code Quality JSON"
+)
+
+
 def add(sub: Any) -> None:
     """Register the subcommand."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "check",
-        help="lint logs or training configs for CI (SARIF, JUnit, GitHub, GitLab)",
-        description="Run the rules over log directories and config files; exit 1 when a finding "
-        "reaches --fail-on.",
+        "lint logs or training configs for CI (SARIF, JUnit, GitHub, GitLab)",
+        "Run the rules over log directories and config files (MindFormers YAML, MindSpeed-LLM "
+        "launch scripts); exit 1 when a finding reaches --fail-on.",
+        (
+            "msrunwatch check msrun_log/ --format sarif -o msrunwatch.sarif",
+            "msrunwatch check msrun_log/ --format github",
+            "msrunwatch check train.yaml --devices 8",
+            "msrunwatch check pretrain_qwen.sh --msrun 'msrun --worker_num=8 ...'",
+        ),
+        "exit codes:\n  0  no finding at or above --fail-on\n"
+        "  1  a finding at or above --fail-on (error by default)\n"
+        "  2  bad usage, unreadable input or invalid rules",
     )
-    p.add_argument("targets", nargs="+", metavar="TARGET", help="log directory, log or config file")
+    target = p.add_argument(
+        "targets", nargs="+", metavar="TARGET", help="log directory, log or config file, - (stdin)"
+    )
+    target.complete = FILE  # type: ignore[attr-defined]
     p.add_argument(
-        "--format", choices=("text", "json", "sarif", "junit", "github", "gitlab"), default="text"
+        "--format",
+        choices=("text", "json", "sarif", "junit", "github", "gitlab"),
+        default="text",
+        help=FORMATS,
     )
     p.add_argument(
         "--fail-on",
@@ -62,8 +109,10 @@ def add(sub: Any) -> None:
         default=None,
         help="lowest severity that fails the check (default: error)",
     )
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report here")
-    p.add_argument("--console", action="append", metavar="FILE", help="msrun's console output")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report here (- stdout)")
+    p.add_argument(
+        "--console", action="append", metavar="FILE", help="msrun's saved console output"
+    )
     launch_options(p)
     rule_options(p)
     p.set_defaults(handler=cmd_check)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,65 @@ from msrunwatch.core.errors import UsageError
 if TYPE_CHECKING:
     from msrunwatch.drivers.settings import Settings
     from msrunwatch.rules.model import Rule
+
+FILE = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}
+"""Shell completion of a file argument (shtab's `FILE`, without importing shtab)."""
+DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/", "tcsh": "d"}
+"""Shell completion of a directory argument, or a file (logs may be given one by one)."""
+EXIT_CODES = """exit codes:
+  0  the run looks healthy (or is still running without faults)
+  1  faults found
+  2  bad usage, unreadable input or invalid rules (a one-line error on stderr)"""
+"""What `--help` says about the return code; commands with another meaning of 1 say so."""
+
+
+def add_command(
+    sub: Any, name: str, summary: str, description: str, examples: Sequence[str], exits: str
+) -> argparse.ArgumentParser:
+    """A subcommand whose --help ends with examples and its exit codes."""
+    epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples) + "\n\n" + exits
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=summary,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    output_options(parser)
+    return parser
+
+
+def output_options(parser: argparse.ArgumentParser) -> None:
+    """-q, -v and --color: the same on every command."""
+    group = parser.add_argument_group("output")
+    group.add_argument(
+        "-q", "--quiet", action="store_true", help="no notes, warnings or progress on stderr"
+    )
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also say what was read, and how fast (stderr)",
+    )
+    group.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour: auto (on a terminal; NO_COLOR turns it off, FORCE_COLOR on), always, never",
+    )
+
+
+def note(args: argparse.Namespace, text: str) -> None:
+    """A one-line note on stderr, unless -q."""
+    if not getattr(args, "quiet", False):
+        print(f"msrunwatch: {text}", file=sys.stderr, flush=True)
+
+
+def verbose(args: argparse.Namespace, text: str) -> None:
+    """A line on stderr only with -v."""
+    if getattr(args, "verbose", False) and not getattr(args, "quiet", False):
+        print(f"msrunwatch: {text}", file=sys.stderr, flush=True)
+
 
 PROGRESS_BYTES = 256 << 20
 """Show reading progress on a terminal when the input is larger than this."""
@@ -42,11 +101,14 @@ def progress_printer(stream: Any) -> Callable[[int, int, int, int], None] | None
 
 
 def use_color(choice: str, stream: Any) -> bool:
-    """--color auto|always|never, honouring NO_COLOR."""
+    """--color auto|always|never; with auto, NO_COLOR (non-empty) turns colour off and
+    FORCE_COLOR (non-empty, not 0) turns it on for a pipe (https://no-color.org)."""
     if choice == "always":
         return True
     if choice == "never" or os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR", "") not in ("", "0"):
+        return True
     return bool(getattr(stream, "isatty", lambda: False)())
 
 

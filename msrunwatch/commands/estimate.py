@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from msrunwatch.commands.common import launch_options, write
+from msrunwatch.commands.common import FILE, add_command, launch_options, write
 from msrunwatch.core.exit_codes import ExitCode
 
 
@@ -31,15 +31,30 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 def add(sub: Any) -> None:
     """Register the subcommand."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "estimate",
-        help="estimate each pipeline stage's device memory from a training config",
-        description="Model states, activations (recompute, TP/SP, flash attention, GQA, SwiGLU), "
+        "estimate each pipeline stage's device memory from a training config",
+        "Model states, activations (recompute, TP/SP, flash attention, GQA, SwiGLU), "
         "in-flight micro-batches and the last stage's logits, per pipeline stage, against the "
-        "usable device memory; every assumption is printed. Exit 1 when a stage will not fit.",
+        "usable device memory; every assumption is printed. Sizes are MiB.",
+        (
+            "msrunwatch estimate pretrain_qwen25_7b.sh",
+            "msrunwatch estimate train.yaml --devices 8 --format json",
+        ),
+        "exit codes:\n  0  every stage fits\n  1  a stage will not fit\n"
+        "  2  bad usage or an unreadable config",
     )
-    p.add_argument("configs", nargs="+", metavar="CONFIG", help="MindFormers YAML or launch script")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    configs = p.add_argument(
+        "configs", nargs="+", metavar="CONFIG", help="MindFormers YAML or launch script"
+    )
+    configs.complete = FILE  # type: ignore[attr-defined]
+    p.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text: a table per stage and the assumptions; json: the same figures",
+    )
     launch_options(p)
-    p.add_argument("--output", "-o", metavar="FILE", help="write the estimate here")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the estimate here (- stdout)")
     p.set_defaults(handler=cmd_estimate)

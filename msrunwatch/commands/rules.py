@@ -1,4 +1,4 @@
-"""`msrunwatch rules list|show|check|vars`: read, explain, validate and test rules."""
+"""`msrunwatch rules list|show|check|vars`: list, read, validate and test rules."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from msrunwatch.commands.common import rule_options, rules_of, write
+from msrunwatch.commands.common import DIRECTORY, add_command, rule_options, rules_of, write
 from msrunwatch.core.errors import UsageError
 from msrunwatch.core.exit_codes import ExitCode
 
@@ -91,12 +91,47 @@ def cmd_rules_vars(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+RULE_EXITS = "exit codes:\n  0  done\n  2  bad usage, or an unknown or invalid rule"
+
+
 def add(sub: Any) -> None:
     """Register the subcommand."""
-    p = sub.add_parser("rules", help="list, explain and test rules")
+    p = add_command(
+        sub,
+        "rules",
+        "list, show and test rules",
+        "The rules msrunwatch runs: list them, read one, validate and test rule files.",
+        (
+            "msrunwatch rules list --scope line",
+            "msrunwatch rules show oom-memory-not-enough",
+            "msrunwatch rules check my-rules/ --strict",
+            "msrunwatch rules vars",
+        ),
+        RULE_EXITS,
+    )
     rules_sub = p.add_subparsers(dest="rules_command", metavar="COMMAND")
-    listing = rules_sub.add_parser(
-        "list", help="id, scope, category, severity and title of every rule"
+    _add_list(rules_sub)
+    _add_show(rules_sub)
+    _add_check(rules_sub)
+    variables = add_command(
+        rules_sub,
+        "vars",
+        "the variables rule conditions can use",
+        "The variables each scope's `when:` conditions can use, with what each one means.",
+        ("msrunwatch rules vars",),
+        RULE_EXITS,
+    )
+    variables.set_defaults(handler=cmd_rules_vars)
+
+
+def _add_list(rules_sub: Any) -> None:
+    listing = add_command(
+        rules_sub,
+        "list",
+        "id, scope, category, severity and title of every rule",
+        "Every rule the settings select, one line each (or the Markdown index of docs/rules.md).",
+        ("msrunwatch rules list", "msrunwatch rules list --scope rank --scope run"),
+        RULE_EXITS,
     )
     listing.add_argument(
         "--scope",
@@ -110,25 +145,47 @@ def add(sub: Any) -> None:
         default="text",
         help="text: an aligned table; markdown: the index in docs/rules.md",
     )
-    listing.add_argument("--output", "-o", metavar="FILE", help="write it here")
+    listing.add_argument("--output", "-o", metavar="FILE", help="write it here (- stdout)")
     rule_options(listing)
     listing.set_defaults(handler=cmd_rules_list)
-    show = rules_sub.add_parser("show", help="one rule's doc, hint, references and cases")
+
+
+def _add_show(rules_sub: Any) -> None:
+    show = add_command(
+        rules_sub,
+        "show",
+        "one rule's doc, hint, references and cases",
+        "One rule in full: what it matches, why it matters, what to do, where the message "
+        "comes from upstream, and its test cases.",
+        ("msrunwatch rules show oom-memory-not-enough", "msrunwatch rules show cann-ei0006"),
+        RULE_EXITS,
+    )
     show.add_argument("id", metavar="ID", help="rule id (or a former id)")
     rule_options(show)
     show.set_defaults(handler=cmd_rules_show)
-    check = rules_sub.add_parser("check", help="validate rule files and run their cases")
-    check.add_argument(
+
+
+def _add_check(rules_sub: Any) -> None:
+    check = add_command(
+        rules_sub,
+        "check",
+        "validate rule files and run their cases",
+        "Validate rule files against the schema and run each rule's cases through the same "
+        "pipeline as triage.",
+        ("msrunwatch rules check rules/ --strict", "msrunwatch rules check my-rules/"),
+        "exit codes:\n  0  every rule valid, every case passed\n  1  a case failed (or, "
+        "with --strict, a rule lacks a firing or a non-firing case)\n  2  an invalid rule file",
+    )
+    paths = check.add_argument(
         "paths",
         nargs="*",
         metavar="PATH",
         help="rule files or directories (default: the built-in rules)",
     )
+    paths.complete = DIRECTORY  # type: ignore[attr-defined]
     check.add_argument(
         "--strict",
         action="store_true",
         help="also fail a rule without a firing case or a non-firing case",
     )
     check.set_defaults(handler=cmd_rules_check)
-    variables = rules_sub.add_parser("vars", help="the variables rule conditions can use")
-    variables.set_defaults(handler=cmd_rules_vars)

@@ -4,55 +4,103 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
 
-from msrunwatch.commands.common import progress_printer, rule_options, rules_of, use_color, write
+from msrunwatch.commands import stdin
+from msrunwatch.commands.common import (
+    DIRECTORY,
+    EXIT_CODES,
+    add_command,
+    progress_printer,
+    rule_options,
+    rules_of,
+    use_color,
+    verbose,
+    write,
+)
 from msrunwatch.core.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from msrunwatch.judge.model import Report
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
     """Read a finished (or running) run's logs and print the verdict."""
+    with stdin.spooled(args.dirs) as targets:
+        started = time.monotonic()
+        report = stdin.relabel(_triage(args, targets), targets)
+    if args.verbose:
+        from msrunwatch.report.fmt import size
+
+        took = time.monotonic() - started
+        verbose(args, f"read {report.files} files, {size(report.bytes)} in {took:.2f}s")
+    write(render(report, args), args.output)
+    return ExitCode.FINDINGS if report.has_errors else ExitCode.OK
+
+
+def _triage(args: argparse.Namespace, targets: list[str]) -> Report:
     from msrunwatch.drivers.triage import triage
-    from msrunwatch.report import jsonout, markdown, text
 
     rules = rules_of(args)
     if args.config:
         from msrunwatch.drivers.configs import read_all, triage_with_config
 
         configs = read_all(args.config, args.msrun)
-        report = triage_with_config(args.dirs, rules, configs, args.console or (), args.devices)
-    else:
-        report = triage(args.dirs, rules, args.console or (), progress_printer(sys.stderr))
+        return triage_with_config(targets, rules, configs, args.console or (), args.devices)
+    progress = None if args.quiet else progress_printer(sys.stderr)
+    return triage(targets, rules, args.console or (), progress)
+
+
+def render(report: Report, args: argparse.Namespace) -> str:
+    """The report in --format (colour only for text on a terminal, or when asked)."""
+    from msrunwatch.report import jsonout, markdown, text
+
     if args.format == "json":
-        out = jsonout.render(report)
-    elif args.format == "markdown":
-        out = markdown.render(report, show_all=args.all_ranks)
-    else:
-        color = args.output is None and use_color(args.color, sys.stdout)
-        out = text.render(report, color=color, show_all=args.all_ranks)
-    write(out, args.output)
-    return ExitCode.FINDINGS if report.has_errors else ExitCode.OK
+        return jsonout.render(report)
+    if args.format == "markdown":
+        return markdown.render(report, show_all=args.all_ranks)
+    color = args.output in (None, "-") and use_color(args.color, sys.stdout)
+    return text.render(report, color=color, show_all=args.all_ranks)
+
+
+FORMATS = "text: the verdict, a table of ranks and the findings; json: the report's contract "
+FORMATS += "(see the README); markdown: the same for a bug report or a CI job summary"
 
 
 def add(sub: Any) -> None:
     """Register the subcommand."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "triage",
-        help="say which rank failed first and why, from a run's logs",
-        description="Read msrun logs (a --log_dir, several node directories, glog files or one "
-        "file) and report the root cause, each rank's status, memory, compile time and progress.",
+        "say which rank failed first and why, from a run's logs",
+        "Read msrun logs (a --log_dir, several node directories, glog files, one file, or - "
+        "for standard input) and report the root cause, each rank's status, memory, compile "
+        "time and progress, and the findings grouped across ranks.",
+        (
+            "msrunwatch triage msrun_log/",
+            "msrunwatch triage node0/msrun_log node1/msrun_log --console msrun_console.txt",
+            "msrunwatch triage msrun_log/ --format json -o report.json",
+            "msrunwatch triage msrun_log/ --config train.yaml    # memory against the estimate",
+            "kubectl logs trainer-0 | msrunwatch triage -",
+        ),
+        EXIT_CODES,
     )
-    p.add_argument("dirs", nargs="+", metavar="DIR", help="msrun log directory or log file")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report here")
+    target = p.add_argument(
+        "dirs", nargs="+", metavar="DIR", help="msrun log directory, log file, or - (stdin)"
+    )
+    target.complete = DIRECTORY  # type: ignore[attr-defined]
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help=FORMATS)
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report here (- stdout)")
     p.add_argument(
         "--console",
         action="append",
         metavar="FILE",
         help="msrun's saved console output (exit codes, signals); repeatable",
     )
-    p.add_argument("--all-ranks", action="store_true", help="list every rank in the table")
-    p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    p.add_argument(
+        "--all-ranks", action="store_true", help="list every rank (above 40, alike ones fold)"
+    )
     p.add_argument(
         "--config",
         action="append",

@@ -1,56 +1,121 @@
-"""`msrunwatch watch` (and `msrunwatch DIR`): follow a run live, in the TUI or headless."""
+"""`msrunwatch watch` (and `msrunwatch DIR`): follow a run live, in the TUI or headless.
+
+A target that does not exist yet is waited for (`--wait`), so a job script can start the
+watcher before msrun. When standard output is not a terminal, the live view would write
+escape codes into a file or a pipe: the triage report is printed instead.
+"""
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+import sys
 from typing import Any
 
-from msrunwatch.commands.common import rule_options, rules_of
+from msrunwatch.commands.common import (
+    DIRECTORY,
+    add_command,
+    note,
+    rule_options,
+    rules_of,
+)
 from msrunwatch.core.errors import UsageError
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Follow a run live: the terminal UI, or JSON events and metrics with --headless."""
-    from msrunwatch.live import observer
+    if not args.headless and not _terminal():
+        note(args, "standard output is not a terminal: printing the triage report instead "
+             "(watch --headless follows a run without one)")  # fmt: skip
+        from msrunwatch.commands.triage import cmd_triage
+
+        return cmd_triage(_triage_args(args))
+    if "-" in args.dirs:
+        raise UsageError("- (standard input) is read by triage and check, not followed live")
+    from msrunwatch.live.observer import Arrival
     from msrunwatch.live.run import LiveRun
 
-    for target in args.dirs:
-        if not Path(target).exists():
-            raise UsageError(f"{target}: no such file or directory")
     live = LiveRun(args.dirs, rules_of(args), args.console or (), stall_after_s=args.stall_after)
-    watcher = observer.start(args.dirs, live.dirty, poll=args.poll)
+    arrival = Arrival(args.dirs, live.dirty, poll=args.poll, wait_s=args.wait)
     try:
         if args.headless:
-            from msrunwatch.live.headless import Headless, HeadlessOptions
+            return _headless(args, live, arrival)
+        from msrunwatch.tui.launch import run_tui  # type: ignore[import-not-found,unused-ignore]
 
-            options = HeadlessOptions(
-                events=args.events,
-                metrics_port=args.metrics_port,
-                metrics_addr=args.metrics_addr,
-                on_finding=args.on_finding,
-                exit_when_done=args.exit_when_done,
-                poll=args.poll,
-            )
-            return int(Headless(live, options).run())
-        from msrunwatch.tui.app import run_tui  # type: ignore[import-not-found,unused-ignore]
+        if args.color == "never":
+            import os
 
-        return int(run_tui(live))
+            os.environ["NO_COLOR"] = "1"
+        return int(run_tui(live, arrival=arrival, exit_when_done=args.exit_when_done))
     finally:
-        watcher.stop()
+        arrival.stop()
         live.close()
+
+
+def _terminal() -> bool:
+    return sys.stdout.isatty() and sys.stdin.isatty()
+
+
+def _headless(args: argparse.Namespace, live: Any, arrival: Any) -> int:
+    from msrunwatch.live.headless import Headless, HeadlessOptions
+
+    missing = arrival.missing()
+    if missing:
+        limit = f" (at most {args.wait:g}s)" if args.wait is not None else ""
+        note(args, f"waiting for {', '.join(missing)} to appear{limit}")
+        if not arrival.wait():
+            raise UsageError(f"{missing[0]}: did not appear within {args.wait:g}s")
+    options = HeadlessOptions(
+        events=args.events,
+        metrics_port=args.metrics_port,
+        metrics_addr=args.metrics_addr,
+        on_finding=args.on_finding,
+        exit_when_done=args.exit_when_done,
+        poll=args.poll,
+    )
+    return int(Headless(live, options).run())
+
+
+def _triage_args(args: argparse.Namespace) -> argparse.Namespace:
+    """What `triage` needs, from a watch command line."""
+    return argparse.Namespace(
+        **vars(args),
+        format="text",
+        output=None,
+        all_ranks=False,
+        config=None,
+        devices=None,
+        msrun=None,
+    )
 
 
 def add(sub: Any) -> None:
     """Register the subcommand."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "watch",
-        help="follow a run live (also: `msrunwatch DIR`); --headless for clusters",
-        description="Follow msrun logs as they grow: a live view of every rank, or with "
-        "--headless JSON events and Prometheus metrics. Never writes into the log directory.",
+        "follow a run live (also: `msrunwatch DIR`); --headless for clusters",
+        "Follow msrun logs as they grow: a live view of every rank, or with --headless JSON "
+        "events and Prometheus metrics. A directory that does not exist yet is waited for. "
+        "Never writes into the log directory. When standard output is not a terminal "
+        "(`msrunwatch DIR | cat`, a CI step), the triage report is printed instead.",
+        (
+            "msrunwatch msrun_log/",
+            "msrunwatch node0/msrun_log node1/msrun_log --console msrun_console.txt",
+            "msrunwatch msrun_log/ --poll                       # NFS, Lustre, GPFS",
+            "msrunwatch watch msrun_log --headless --exit-when-done --events run.jsonl &",
+            "msrunwatch watch msrun_log --headless --metrics-port 9464",
+        ),
+        "exit codes:\n  0  the run looks healthy (or is still running without faults)\n"
+        "  1  faults found\n  2  bad usage, or a target that did not appear within --wait\n"
+        "  130, 143  stopped by Ctrl+C, SIGTERM (headless)",
     )
-    p.add_argument("dirs", nargs="+", metavar="DIR", help="msrun log directory or log file")
-    p.add_argument("--console", action="append", metavar="FILE", help="msrun's console output")
+    target = p.add_argument(
+        "dirs", nargs="+", metavar="DIR", help="msrun log directory or log file"
+    )
+    target.complete = DIRECTORY  # type: ignore[attr-defined]
+    p.add_argument(
+        "--console", action="append", metavar="FILE", help="msrun's console output (repeatable)"
+    )
     p.add_argument(
         "--poll",
         action="store_true",
@@ -64,29 +129,40 @@ def add(sub: Any) -> None:
         help="a rank silent this long (and for 10 of its steps) while others write "
         "is stalled (default 120)",
     )
-    p.add_argument("--headless", action="store_true", help="no terminal UI: JSON lines events")
-    p.add_argument("--events", metavar="FILE", help="headless: write events here (default stdout)")
     p.add_argument(
-        "--metrics-port",
-        type=int,
-        metavar="PORT",
-        help="headless: serve Prometheus metrics on this port",
-    )
-    p.add_argument(
-        "--metrics-addr",
-        default="0.0.0.0",
-        metavar="ADDR",
-        help="headless: address for the metrics server (default 0.0.0.0)",
-    )
-    p.add_argument(
-        "--on-finding",
-        metavar="CMD",
-        help="headless: run CMD (via the shell) for each new error finding, with its JSON on stdin",
+        "--wait",
+        type=float,
+        metavar="SECONDS",
+        help="wait at most this long for a DIR that does not exist yet (default: for ever)",
     )
     p.add_argument(
         "--exit-when-done",
         action="store_true",
-        help="headless: exit with triage's exit code once every rank ended",
+        help="exit with triage's exit code once every rank ended (in the view too)",
     )
+    _headless_options(p)
     rule_options(p)
     p.set_defaults(handler=cmd_watch)
+
+
+def _headless_options(p: argparse.ArgumentParser) -> None:
+    group = p.add_argument_group("headless")
+    group.add_argument("--headless", action="store_true", help="no terminal UI: JSON lines events")
+    group.add_argument("--events", metavar="FILE", help="write events here (default stdout)")
+    group.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve Prometheus metrics on this port (0: any free port)",
+    )
+    group.add_argument(
+        "--metrics-addr",
+        default="0.0.0.0",
+        metavar="ADDR",
+        help="address for the metrics server (default 0.0.0.0)",
+    )
+    group.add_argument(
+        "--on-finding",
+        metavar="CMD",
+        help="run CMD (via the shell) for each new error finding, with its JSON on stdin",
+    )

@@ -202,7 +202,7 @@ def _compare(index: int, finding: Finding, want: dict[str, Any]) -> list[str]:
 
 
 def _check_report(case: Case, report: Report) -> list[str]:
-    mine = sorted((f for f in report.findings if f.rule == case.rule), key=_order)
+    mine = sorted((f for f in report.findings if case.rule in (f.rule, *f.restated_by)), key=_order)
     expect: list[dict[str, Any]] = case.data["expect"]
     problems = []
     if len(mine) != len(expect):

@@ -11,7 +11,7 @@ from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
 from msrunwatch.read.discover import LogFile, console_file, discover_target
-from msrunwatch.read.facts import FileFacts
+from msrunwatch.read.facts import FileFacts, FileRole
 from msrunwatch.read.runstate import assemble
 from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.matcher import LineMatcher
@@ -53,9 +53,15 @@ def _scan_in_worker(log: LogFile) -> FileFacts:
 
 
 def find_logs(targets: Sequence[str], consoles: Sequence[str] = ()) -> list[LogFile]:
-    """Every log file of the targets, plus msrun console files given explicitly."""
+    """Every log file of the targets, plus msrun console files given explicitly. With no
+    worker log at all, msrun's console is all there is of the workers (it tails their
+    output with --join): it is read as a worker's log too."""
     files = [f for target in targets for f in discover_target(target)]
     files.extend(console_file(c) for c in consoles)
+    if not any(f.role is FileRole.WORKER for f in files):
+        files = [
+            replace(f, role=FileRole.WORKER) if f.role is FileRole.CONSOLE else f for f in files
+        ]
     return files
 
 

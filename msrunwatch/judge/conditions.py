@@ -95,6 +95,7 @@ def _rank_state(
     c = rank.primary.compile
     used = memory.used_mb if memory else None
     estimate = ctx.estimate(rank.rank)
+    fault = next((f.last_fault for f in rank.files if f.last_fault), None)
     return RankState(
         rank=rank.rank,
         status=status.value,
@@ -122,6 +123,8 @@ def _rank_state(
         meta_connect_failures=sum(f.meta_connect_failures for f in rank.files),
         meta_server_url=next((f.meta_server_url for f in rank.files if f.meta_server_url), None),
         fired=list(seen.fired.get(rank.rank, ())),
+        last_fault_line=fault[0] if fault else None,
+        last_fault_text=fault[1] if fault else None,
     )
 
 
@@ -153,6 +156,7 @@ def _figures(
         ),
         silent_first_ranks=_silent_first(states, ctx),
         categories=list(seen.categories),
+        behind_ranks=_behind(states),
     )
 
 
@@ -168,6 +172,15 @@ def _silent_first(states: Sequence[RankState], ctx: Context) -> list[int]:
         for s in running
         if s.silence_s is not None and longest - s.silence_s <= FIRST_SILENT_S
     )
+
+
+def _behind(states: Sequence[RankState]) -> list[int]:
+    """The ranks whose last step is the lowest, when the others got further."""
+    steps = [(s.rank, s.step) for s in states if s.step is not None]
+    if len({step for _, step in steps}) < 2:
+        return []
+    lowest = min(step for _, step in steps)
+    return sorted(rank for rank, step in steps if step == lowest)
 
 
 def _stage(states: Sequence[RankState], stage: int) -> StageFigures:
@@ -215,6 +228,9 @@ def _evidence(rank: RankFacts, kind: str) -> tuple[int | None, float | None, str
     c = rank.primary.compile
     if kind == "compile" and (c.end_line is not None or c.last_end is not None):
         return c.end_line, c.last_end, "compile finished"
+    fault = next((f.last_fault for f in rank.files if f.last_fault), None)
+    if kind == "fault" and fault is not None:
+        return fault[0], rank.last_time, fault[1]
     return (rank.primary.lines or None), rank.last_time, "last line"
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from msrunwatch.judge.conditions import Synthetic
 from msrunwatch.judge.model import Finding, RootCause
@@ -10,7 +11,7 @@ from msrunwatch.judge.sightings import Sighting, group
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.vocab import Role, Severity
 
-ROLE_ORDER = {"root-cause": 0, "victim": 1, "symptom": 2}
+ROLE_ORDER = {"root-cause": 0, "cause": 1, "victim": 2, "symptom": 3, "note": 4}
 
 
 def _finding(rule: Rule, sights: Sequence[Sighting], role: str) -> Finding:
@@ -35,15 +36,43 @@ def _synthetic_finding(syn: Synthetic, role: str) -> Finding:
 
 
 def _role(rule: Rule, ranks: Sequence[int], cause: RootCause | None, is_root: bool) -> str:
-    """root-cause for the root's group; victim for faults of other ranks; else symptom."""
+    """root-cause for the root's group; cause for another rank's own fault (two independent
+    faults: the second is no victim); victim for ranks stopped because of it; note for
+    context; else symptom."""
     if is_root:
         return "root-cause"
     if rule.role is Role.VICTIM:
         return "victim"
+    if rule.role is Role.NOTE:
+        return "note"
     if rule.role is Role.CAUSE and rule.severity is Severity.ERROR and cause is not None:
-        # A consequence on the root's own ranks is a symptom of it; elsewhere, a victim.
-        return "symptom" if set(ranks) <= set(cause.ranks) else "victim"
+        # Another fault on the root's own ranks follows from it; on other ranks it is theirs.
+        return "symptom" if set(ranks) <= set(cause.ranks) else "cause"
     return "symptom"
+
+
+def _fold_restatements(found: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:
+    """A finding that only restates another one (the scheduler's summary of the node
+    timeouts it already reported) joins it: one event, one finding."""
+    by_rule = {f.rule: f for f in found}
+    folded: dict[str, Finding] = {}
+    out = []
+    for f in found:
+        rule = rules.get(f.rule)
+        target = next((by_rule[r] for r in rule.restates if r in by_rule), None) if rule else None
+        if target is None:
+            out.append(f)
+            continue
+        base = folded.get(target.rule, target)
+        folded[target.rule] = replace(
+            base,
+            role=min(base.role, f.role, key=ROLE_ORDER.__getitem__),
+            occurrences=(*base.occurrences, *f.occurrences),
+            ranks=tuple(sorted({*base.ranks, *f.ranks})),
+            count=base.count + f.count,
+            restated_by=(*base.restated_by, f.rule),
+        )
+    return [folded.get(f.rule, f) for f in out]
 
 
 def _first_time(f: Finding) -> float:
@@ -52,7 +81,10 @@ def _first_time(f: Finding) -> float:
 
 
 def findings(
-    found: Sequence[Sighting], cause: RootCause | None, extra: Sequence[Synthetic]
+    found: Sequence[Sighting],
+    cause: RootCause | None,
+    extra: Sequence[Synthetic],
+    rules: Mapping[str, Rule],
 ) -> list[Finding]:
     """Every finding, errors first, the root cause's before victims' before symptoms'."""
     out = []
@@ -69,5 +101,6 @@ def findings(
     for syn in extra:
         is_root = cause is not None and cause.rule == syn.rule.id and cause.file is None
         out.append(_synthetic_finding(syn, _role(syn.rule, syn.ranks, cause, is_root)))
+    out = _fold_restatements(out, rules)
     out.sort(key=lambda f: (-f.severity.rank, ROLE_ORDER[f.role], _first_time(f)))
     return out

@@ -21,6 +21,8 @@ class Status(StrEnum):
     KILLED = "killed"
     TIMED_OUT = "timed-out"
     STALLED = "stalled"
+    WAITING = "waiting"
+    """Live view: quiet after another rank failed, not yet confirmed killed."""
     UNKNOWN = "unknown"
 
 
@@ -57,6 +59,8 @@ class Finding:
     count: int
     hint: str = ""
     fingerprint: str = ""
+    restated_by: tuple[str, ...] = ()
+    """Rules whose findings only repeated this one and were folded into it."""
 
     @property
     def first(self) -> Occurrence | None:
@@ -149,6 +153,8 @@ class RankReport:
     exit_code: int | None = None
     estimate: RankEstimate | None = None
     """Given a config: the estimate for this rank's pipeline stage."""
+    waiting_on: tuple[int, ...] = ()
+    """A waiting rank: the ranks of the root cause it waits on (since its last_time)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,6 @@ from msrunwatch.rules.model import Rule
 from msrunwatch.rules.template import rank_ranges
 from msrunwatch.rules.vocab import Blame, Role, Severity
 
-SPOKE_UP = (Status.FAILED, Status.TIMED_OUT)
-"""A rank in one of these logged something of its own: it is not the silent one."""
 TIE_SECONDS = 0.001
 """Faults closer than this in time are simultaneous: all their ranks are named."""
 
@@ -92,6 +90,14 @@ def from_causes(found: Sequence[Sighting]) -> RootCause | None:
     return _cause(first, ranks, reason)
 
 
+def spoke_up(found: Sequence[Sighting]) -> set[int]:
+    """Ranks that logged an error of their own: alive enough to complain, so not the one
+    that went silent."""
+    return {
+        s.rank for s in found if s.own and s.rank is not None and s.rule.severity is Severity.ERROR
+    }
+
+
 def _named_peer(s: Sighting, world: int) -> int | None:
     """The rank a sighting's rule says its rank waited on, if it names a valid other rank."""
     peer = s.rule.peer
@@ -109,9 +115,10 @@ def from_peers(
 ) -> RootCause | None:
     """Preference 2: a rank others waited on (or received a wrong size from) that logged no
     fault of its own; the earliest such naming decides."""
+    spoke = spoke_up(found)
     for s in found:
         named = _named_peer(s, world)
-        if named is None or plain.get(named) in SPOKE_UP:
+        if named is None or named in spoke:
             continue
         peer = s.rule.peer
         assert peer is not None
@@ -142,14 +149,16 @@ def run_level(rule: Rule, ranks: Sequence[int], message: str, reason: str) -> Ro
 
 
 def fallback(found: Sequence[Sighting], extra: Sequence[Synthetic]) -> RootCause | None:
-    """No rank logged a fault of its own: a run-level cause, the scheduler's word, an error."""
+    """No rank logged a fault of its own: a run-level cause, the scheduler's word (unless
+    the rank it names logged its own timeouts: then it waited too, and is no cause), the
+    earliest error."""
     for syn in extra:
         if syn.rule.role is Role.CAUSE and syn.rule.severity is Severity.ERROR:
             title = syn.rule.title
             reason = f"no rank logged a fault of its own: {title[:1].lower()}{title[1:]}"
             return run_level(syn.rule, syn.ranks, syn.message, reason)
     named = first_lost(found)
-    if named is not None:
+    if named is not None and named[1] not in spoke_up(found):
         sight, rank = named
         return _cause(sight, [rank], "the scheduler names it the first to time out")
     errors = [s for s in found if s.rule.severity is Severity.ERROR]

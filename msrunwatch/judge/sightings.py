@@ -9,13 +9,13 @@ become one finding listing all their ranks.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from msrunwatch.judge.model import Occurrence
 from msrunwatch.read.facts import FileFacts, Hit
 from msrunwatch.read.runstate import RunFacts
 from msrunwatch.rules.model import Rule
-from msrunwatch.rules.vocab import Refers
+from msrunwatch.rules.vocab import Effect, Refers, Role
 
 INFINITY = float("inf")
 
@@ -75,13 +75,42 @@ class Subjects:
         return None
 
 
+class RuleOf:
+    """The rule a hit judges by: the rule itself, refined by its lookup row if it has one
+    (a CANN code's own category and role). Refined rules are made once per row."""
+
+    def __init__(self, rules: Mapping[str, Rule]) -> None:
+        self.rules = rules
+        self._refined: dict[tuple[str, tuple[tuple[str, str], ...]], Rule] = {}
+
+    def __call__(self, hit: Hit) -> Rule | None:
+        rule = self.rules.get(hit.rule)
+        if rule is None or not hit.overrides:
+            return rule
+        key = (hit.rule, hit.overrides)
+        if key not in self._refined:
+            fields = dict(hit.overrides)
+            role = Role(fields["role"]) if "role" in fields else rule.role
+            effect = Effect.default(role, rule.severity, True) if role != rule.role else rule.effect
+            self._refined[key] = replace(
+                rule,
+                role=role,
+                effect=effect,
+                category=fields.get("category", rule.category),
+                title=fields.get("title", rule.title),
+                hint=fields.get("hint", rule.hint),
+            )
+        return self._refined[key]
+
+
 def sightings(run: RunFacts, rules: Mapping[str, Rule]) -> list[Sighting]:
     """Every hit of the run, attributed, earliest first."""
     subjects = Subjects(run)
+    rule_of = RuleOf(rules)
     found: list[Sighting] = []
 
     def add(facts: FileFacts, hit: Hit, rank: int | None, own: bool) -> None:
-        rule = rules.get(hit.rule)
+        rule = rule_of(hit)
         if rule is not None:
             found.append(Sighting(hit, rule, rank, own, _occurrence(facts, hit, rank)))
 

@@ -5,6 +5,7 @@ then which ranks count as silent or stalled."""
 from __future__ import annotations
 
 import signal
+import time
 from collections.abc import Mapping, Sequence
 
 from msrunwatch.judge.model import Status
@@ -16,7 +17,7 @@ WRITING_S = 10.0
 """Live view: a rank whose log grew this recently is alive, even after another failed
 (msrun stops the others within seconds; until their logs stop, they are not "killed")."""
 KILL_SIGNALS = (signal.SIGKILL, signal.SIGTERM)
-QUIET = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.UNKNOWN)
+QUIET = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.UNKNOWN, Status.WAITING)
 """Statuses of a rank that has neither ended nor shown a fault."""
 OWN_FAULT = {Effect.FAIL: Status.FAILED, Effect.KILL: Status.KILLED}
 Statuses = dict[int, tuple[Status, str]]
@@ -56,6 +57,13 @@ def _failed(own: Mapping[int, list[Sighting]], run: RunFacts, lost: set[int]) ->
         if any(s.rule.role is Role.CAUSE and s.rule.effect in OWN_FAULT for s in sights):
             return True
     return bool(lost) or any(r.exit_code not in (None, 0) for r in run.ranks)
+
+
+def format_clock(when: float | None) -> str:
+    """HH:MM:SS of a log time (the logs' own clock), or 'its last line' when unknown."""
+    if when is None:
+        return "its last line"
+    return time.strftime("%H:%M:%S", time.gmtime(when))
 
 
 def _signal_name(code: int) -> str:
@@ -110,11 +118,13 @@ def rank_status(
     run_failed: bool,
     lost_first: bool = False,
     writing: bool = False,
+    live: bool = False,
 ) -> tuple[Status, str]:
     """Status and a short reason, strongest evidence first.
 
     lost_first: the scheduler lost this rank before any other (and its log says nothing).
     writing: the live view saw its log grow just now, so it has not been killed (yet).
+    live: the run is being watched (a quiet rank may still be alive).
     """
     faulted = _from_faults(own, rank.exit_code)
     if faulted is not None:
@@ -129,8 +139,17 @@ def rank_status(
             "the scheduler lost it first; its log shows no fault (a crash or kill)",
         )
     if run_failed and rank.lines and not writing:
-        return Status.KILLED, "its log stops after another rank failed"
+        return _stopped(rank, run, live)
     return phase(rank), ""
+
+
+def _stopped(rank: RankFacts, run: RunFacts, live: bool) -> tuple[Status, str]:
+    """A rank quiet after another failed. After the run, msrun has stopped it; live, it is
+    only waiting until msrun says it kills the workers."""
+    if live and run.kill_all_time is None:
+        since = format_clock(rank.last_time)
+        return Status.WAITING, f"quiet since {since} after another rank failed"
+    return Status.KILLED, "its log stops after another rank failed"
 
 
 def rank_statuses(
@@ -152,6 +171,7 @@ def rank_statuses(
             failed,
             lost_first=r.rank == first and r.rank not in quiet,
             writing=r.rank in writing,
+            live=silences is not None,
         )
         for r in run.ranks
     }

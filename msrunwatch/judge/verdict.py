@@ -34,7 +34,7 @@ from msrunwatch.rules.variables import RUN_ALIASES, RunState, values
 from msrunwatch.rules.vocab import Severity
 
 ENDED = (Status.FAILED, Status.KILLED, Status.TIMED_OUT)
-RUNNING = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED)
+RUNNING = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED, Status.WAITING)
 _ALIASES = {name: Expr(alias["expr"]) for name, alias in RUN_ALIASES.items()}
 
 
@@ -70,6 +70,7 @@ def _run_state(
         expected_ranks=run.expected_ranks,
         registered=len(run.registrations),
         missing_ranks=missing_ranks(run),
+        ranks_without_log=sorted(set(plain) - {r.rank for r in run.ranks}),
         silent_ranks=silent_ranks(plain, silences),
         timed_out_ranks=with_status(Status.TIMED_OUT),
         killed_ranks=killed,
@@ -129,6 +130,16 @@ def _rank_report(
     )
 
 
+def _waiting_on(report: RankReport, cause: RootCause | None) -> RankReport:
+    """A waiting rank waits on the root cause's ranks."""
+    if report.status is not Status.WAITING or cause is None:
+        return report
+    on = tuple(r for r in cause.ranks if r != report.rank)
+    who = ", ".join(str(r) for r in on)
+    reason = f"{report.status_reason}; waiting on rank {who}" if who else report.status_reason
+    return replace(report, waiting_on=on, status_reason=reason)
+
+
 def _outcome(statuses: Statuses, found: Sequence[Finding]) -> str:
     if any(f.severity is Severity.ERROR for f in found):
         return "failed"
@@ -174,10 +185,12 @@ def judge(
     env = _run_env(_run_state(run, plain, found, cause, silences), figures)
     extra = run_findings(rules, run, env)
     cause = cause or rootcause.fallback(found, extra)
-    grouped = findings(found, cause, extra)
+    grouped = findings(found, cause, extra, {r.id: r for r in rules})
     hosts = {g.rank: g.host for g in run.registrations}
     ranks = tuple(
-        _rank_report(n, run.rank(n), statuses[n], own.get(n, []), hosts.get(n), ctx)
+        _waiting_on(
+            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), hosts.get(n), ctx), cause
+        )
         for n in sorted(statuses)
     )
     return Report(

@@ -13,7 +13,9 @@ the directories itself every few seconds, so a missed event only delays a new fi
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -44,6 +46,8 @@ STRUCTURE = [
 """The only events subscribed to (the kernel is not even asked for modify events)."""
 POLL_INTERVAL_S = 1.0
 """`--poll`: how often the polling observer lists the directories."""
+ARRIVAL_CHECK_S = 0.2
+"""How often a target that does not exist yet is looked for."""
 
 
 class Watcher(Protocol):
@@ -94,3 +98,48 @@ def _start(observer: BaseObserver, targets: Sequence[str], dirty: DirtySet) -> W
     observer.daemon = True
     observer.start()
     return observer
+
+
+class Arrival:
+    """Targets that may not exist yet (a job script starts the watcher before msrun):
+    looked for until they all exist, then watched. `wait_s` None waits for ever."""
+
+    def __init__(
+        self,
+        targets: Sequence[str],
+        dirty: DirtySet,
+        poll: bool = False,
+        wait_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.targets, self.dirty, self.poll = list(targets), dirty, poll
+        self.wait_s, self.clock = wait_s, clock
+        self.since = clock()
+        self.watcher: Watcher | None = None
+
+    def missing(self) -> list[str]:
+        """Targets not there yet; once none is missing, the observer is started."""
+        if self.watcher is not None:
+            return []
+        absent = [t for t in self.targets if not Path(t).exists()]
+        if not absent:
+            self.watcher = start(self.targets, self.dirty, self.poll)
+            self.dirty.add(Path(self.targets[0]))  # list the new directories at once
+        return absent
+
+    def expired(self) -> bool:
+        """Waited longer than `wait_s` for a missing target."""
+        return self.wait_s is not None and self.clock() - self.since > self.wait_s
+
+    def wait(self, stop: threading.Event | None = None) -> bool:
+        """Block until every target exists (True), time runs out or `stop` is set (False)."""
+        stop = stop or threading.Event()
+        while self.missing():
+            if self.expired() or stop.wait(ARRIVAL_CHECK_S):
+                return False
+        return True
+
+    def stop(self) -> None:
+        """Stop the observer, if it was started."""
+        if self.watcher is not None:
+            self.watcher.stop()

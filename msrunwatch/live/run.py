@@ -36,6 +36,8 @@ from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.model import Rule
 
+ACTIVE = frozenset({"starting", "compiling", "training", "stalled", "waiting"})
+"""Statuses of a rank that has not ended (by value: `waiting` is newer than some judges)."""
 PER_FILE = 4 << 20
 """Bytes read from one file per tick: large enough to catch up fast, small enough to share."""
 PER_TICK = 32 << 20
@@ -103,6 +105,13 @@ class Update:
     @property
     def caught_up(self) -> bool:
         return self.behind == 0
+
+    @property
+    def ended(self) -> bool:
+        """Caught up, at least one rank, and every rank ended (none starting, compiling,
+        training, stalled or waiting): what --exit-when-done waits for."""
+        ranks = self.report.ranks
+        return self.caught_up and bool(ranks) and all(r.status.value not in ACTIVE for r in ranks)
 
 
 class LiveRun:

@@ -53,6 +53,19 @@ _ROTATED = re.compile(r"^(?!mindspore\.log\.\d+$).+\.log\.\d+$")
 """A rotated-away copy (`worker_0.log.1`): an older run, not this one's second file."""
 _VERBOSITY = {"INFO": 0, "WARNING": 1, "ERROR": 2, "FATAL": 3}
 _HEADER = re.compile(rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] [A-Za-z_]+\(\d+[,:]")
+_CRASH = re.compile(
+    rb"Traceback \(most recent call last\):|Fatal Python error: |\*\*\* Process received signal"
+    rb"|^E[0-9A-Z][0-9A-Z]\d{3}: |^\[(?:ERROR|CRITICAL)\] ",
+    re.MULTILINE,
+)
+"""A training process's output without a GLOG line: a traceback, a fatal signal, a CANN code
+(print-only logs, excerpts of them, GLOG_v=3 runs)."""
+_PROGRESS = re.compile(
+    rb"epoch: \d+,? step: \d+, loss is |iteration +\d+/ *\d+ \||(?i:epoch):? ?\[? ?\d+ ?/ ?\d+\]?,? "
+    rb"(?i:step|batch):? ?\[? ?\d+ ?/ ?\d+"
+)
+"""A training process's progress prints (MindSpore's LossMonitor, Megatron, the suites)."""
+_MSRUN_EXIT = re.compile(rb"Worker process \d+ exit with exception|Scheduler process \d+ exit with")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +92,9 @@ def sniff(head: bytes) -> FileRole | None:
     if b"process_entity/_api.py" in head and b"MainProcess" in head and b"ccsrc" not in head:
         return FileRole.MSRUN
     if _HEADER.search(head) is None:
-        return None
+        if _MSRUN_EXIT.search(head):
+            return FileRole.CONSOLE
+        return FileRole.WORKER if _CRASH.search(head) or _PROGRESS.search(head) else None
     if b"meta_server_node.cc" in head or b"MetaServerNode" in head:
         return FileRole.SCHEDULER
     return FileRole.WORKER

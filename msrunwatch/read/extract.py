@@ -15,9 +15,11 @@ from msrunwatch.read.facts import FileFacts, FileRole, Hit, Registration, Worker
 from msrunwatch.read.memory import MemoryBlock
 from msrunwatch.read.progress import CompileTracker, ProgressTracker
 from msrunwatch.read.timestamps import parse_glog, parse_iso
+from msrunwatch.read.traceback import Traceback, informative, is_bare
 from msrunwatch.rules.matcher import LineMatch, LineMatcher
 
 QUIET_LEVELS = ("INFO", "DEBUG")
+FAULT_LEVELS = ("ERROR", "CRITICAL")
 MAX_DISTINCT_HITS = 256
 """Distinct (rule, fingerprint) pairs kept per file; repeats only raise a count."""
 MAX_TEXT = 400
@@ -71,6 +73,11 @@ class Extractor:
         self._floor = 0
         """Where in the block the last dated line starts: dating searches back no further."""
         self._record_specific = False
+        self._traceback = Traceback()
+        self._deferred: tuple[str, int, int, Around] | None = None
+        """A bare exception line waiting for the first informative line of its body."""
+        self._last_fault: tuple[int, str] | None = None
+        """The latest fault line with nothing normal (progress, an end) after it."""
         self._pending: list[Hit] = []
         self._undated: dict[tuple[str, ...], int] = {}
         self._settled: set[tuple[str, ...]] = set()
@@ -83,20 +90,50 @@ class Extractor:
         if self.role in (FileRole.CONSOLE, FileRole.MSRUN):
             self._msrun(text, header, lineno, offset)
         elif header is not None:
+            self._traceback.reset()
             when = self._header(header["ts"], header["pid"], lineno)
             self._line_time = when or self._line_time
             self._around, self._floor = None, around.start
             self._message(header["msg"], lineno, when)
             if header["level"] not in QUIET_LEVELS:  # faults are never logged at INFO
+                if header["level"] in FAULT_LEVELS:
+                    self._fault(lineno, text)
                 self._rules(text, lineno, offset, when, True, header["level"])
         else:
-            if text.startswith(P.TRACEBACK_START) or lineno != self._last_line + 1:
-                self._new_record()
-            self._around = around
-            self._plain(text, lineno, around)
-            if text.strip():
-                self._rules(text, lineno, offset, None, False)
+            self._unprefixed(text, lineno, offset, around)
         self._last_line = lineno
+
+    def _unprefixed(self, text: str, lineno: int, offset: int, around: Around) -> None:
+        """A line without a GLOG prefix: a print, a traceback, an exception's body."""
+        if text.startswith(P.TRACEBACK_START) or lineno != self._last_line + 1:
+            self._new_record()
+        kind = self._traceback.feed(text)
+        if self._deferred is not None and kind == "text" and informative(text):
+            self._flush_deferred(text.strip())
+        self._around = around
+        self._plain(text, lineno, around)
+        if kind == "exception" or P.FATAL.search(text):
+            self._fault(lineno, text)
+        if kind == "exception" and is_bare(text):
+            self._deferred = (text, lineno, offset, around)
+        elif text.strip():
+            self._rules(text, lineno, offset, None, False, kind=kind)
+
+    def _flush_deferred(self, body: str | None = None) -> None:
+        """Match a bare exception line (`RuntimeError:`), with the first line of its body
+        that says something: the message a person would read."""
+        deferred, self._deferred = self._deferred, None
+        if deferred is None:
+            return
+        text, lineno, offset, around = deferred
+        combined = f"{text.rstrip().rstrip(':')}: {body}" if body else text
+        self._around, self._floor = around, 0
+        self._rules(combined, lineno, offset, None, False, kind="exception", fallbacks=bool(body))
+
+    def _fault(self, lineno: int, text: str) -> None:
+        """A traceback's end, a fatal signal or an ERROR line: if nothing normal follows,
+        the log ends in a fault."""
+        self._last_fault = (lineno, text[:MAX_TEXT])
 
     def new_block(self) -> None:
         """The scanner moved to a new block: positions in the old one mean nothing now."""
@@ -114,6 +151,7 @@ class Extractor:
         """A training-progress line the scanner picked out in bulk (see FileScanner)."""
         self._around = around
         if self._progress.feed(text, lineno, self.date):
+            self._last_fault = None
             progress = self._progress.progress
             self._note_activity(progress.time if progress else None)
 
@@ -192,6 +230,7 @@ class Extractor:
             elif lineno != self._last_line + 1 and P.TEARDOWN.search(around.previous_line()):
                 self._finished_line = lineno - 1  # the summary's INFO header was skipped
         elif self._progress.feed(text, lineno, self.date):
+            self._last_fault = None
             self._note_activity(self._progress.progress.time if self._progress.progress else None)
         elif m := P.MEGATRON_STAMP.search(text):
             self._note_activity(parse_iso(m["ts"]))
@@ -234,8 +273,15 @@ class Extractor:
         when: float | None,
         exact: bool,
         level: str = "",
+        kind: str = "",
+        fallbacks: bool = False,
     ) -> None:
-        for found in self.matcher.match(text, level):
+        """Record the rules that match a line; `fallbacks`: only the fallback ones (the
+        line was made of an exception and its body, whose own line the others will read)."""
+        frame = self._traceback.frame if kind == "exception" else None
+        for found in self.matcher.match(text, level, kind or ("glog" if level else "text"), frame):
+            if fallbacks and not found.rule.fallback:
+                continue
             if not exact:
                 when = self.date()
             hit = self._hit(found, text, lineno, offset, when, exact)
@@ -262,6 +308,7 @@ class Extractor:
             captures=found.captures,
             text=text[:MAX_TEXT],
             subject=found.subject,
+            overrides=found.overrides,
         )
 
     def _keep(self, hit: Hit) -> None:
@@ -296,6 +343,8 @@ class Extractor:
 
     def _new_record(self) -> None:
         """A new log record starts: the most specific fallback hits of the last one stand."""
+        if self._deferred is not None:
+            self._flush_deferred()
         if self._pending:
             levels = {h.rule: self.matcher.fallback_level(h.rule) for h in self._pending}
             keep = min(levels.values())
@@ -310,6 +359,8 @@ class Extractor:
     def close(self) -> None:
         """End of file: settle pending hits and the memory block."""
         self._new_record()
+        if self._finished_line and self._last_fault and self._last_fault[0] < self._finished_line:
+            self._last_fault = None
         self._memory.close()
 
     def news(self) -> tuple[object, ...]:
@@ -327,6 +378,10 @@ class Extractor:
             self._kill_all_time,
             self._all_ok,
         )
+
+    def _ended_after_fault(self) -> bool:
+        fault, end = self._last_fault, self._finished_line
+        return fault is not None and end is not None and end > fault[0]
 
     def facts(self, lines: int) -> FileFacts:
         """A frozen copy of what the file has said so far."""
@@ -356,6 +411,7 @@ class Extractor:
             training_started=self._training_started,
             pipeline_stages=self._pipeline_stages,
             meta_connect_failures=self._meta_failures,
+            last_fault=self._last_fault if not self._ended_after_fault() else None,
             meta_server_url=self._meta_url,
             hits=tuple(sorted(hits.values(), key=lambda h: h.line)),
             registrations=tuple(self._registrations.values()),

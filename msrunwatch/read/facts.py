@@ -34,6 +34,8 @@ class Hit:
     subject: str | None = None
     """The rule's subject capture: the rank (node id, pid or number) the line is about when
     another process logged it."""
+    overrides: tuple[tuple[str, str], ...] = ()
+    """A lookup table's refinements of the rule for this line (category, role, title, hint)."""
 
     def capture(self, name: str) -> str | None:
         """The value of a named capture, if the rule had one."""
@@ -148,6 +150,9 @@ class FileFacts:
     """Attempts to reach the scheduler that failed (a few are normal while it starts)."""
     meta_server_url: str | None = None
     """Where this worker looked for the scheduler."""
+    last_fault: tuple[int, str] | None = None
+    """(line, text) of the fault the log ends in: a traceback's exception, a fatal signal or
+    an ERROR line with no progress and no normal end after it."""
     hits: tuple[Hit, ...] = ()
     registrations: tuple[Registration, ...] = ()
     unregistered_nodes: tuple[str, ...] = ()

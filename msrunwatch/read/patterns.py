@@ -82,7 +82,7 @@ GLOG_HEADER = re.compile(
 # Bytes-level scanners: these run over whole blocks, so each has a literal core that
 # CPython's regex engine finds with a fast substring search.
 CANDIDATE_LINE = re.compile(
-    rb"\n(?!\[(?:INFO|DEBUG)\] |epoch: \d|\[PROF\]PreLaunchCommKernel )[^\n]*"
+    rb"\n(?!\[(?:INFO|DEBUG)\] [A-Za-z_]+\(|epoch: \d|\[PROF\]PreLaunchCommKernel )[^\n]*"
 )
 """Every line that is not an INFO/DEBUG GLOG line: the only lines faults are on. Two
 per-step prints are left out too: LossMonitor lines (read in bulk, see FileScanner) and
@@ -163,8 +163,18 @@ MEGATRON = Shape(
     r"(?:.*?elapsed time per iteration \(ms\): (?P<step_ms>[0-9.]+))?"
     r"(?:.*? lm loss: (?P<loss>[-+0-9.eE]+|nan|inf))?"
 )
+EPOCH_STEP = Shape(
+    r"\bepoch:?\s*\[?\s*(?P<epoch>\d{1,9})\s*/\s*\d{1,9}\s*\]?,?\s*(?:step|batch):?\s*\[?\s*"
+    r"(?P<step>\d{1,12})\s*/\s*(?P<steps>\d{1,12})\s*\]?,?.*?\bloss:?\s*\[?"
+    r"(?P<loss>[-+]?[0-9.]+(?:[eE][-+]?\d+)?|nan|inf)",
+    re.IGNORECASE,
+)
+"""The suites' `Epoch e/E, Step s/S, ..., loss: l` in its spellings: MindYOLO (`Epoch 146/500,
+Step 52/422, imgsize (640, 640), loss: 3.8198`), MindCV (`Epoch: [1/90], batch: [100/1251],
+loss: 6.85`), MindOCR (`epoch: [1/1200] step: [100/125], loss: 2.34`), older MindFormers
+(`Epoch:[  1/  1], step:[  116/  125], loss:[2.220/2.220]`)."""
 GENERIC_STEP = Shape(
-    r"\bstep[=:]\s*(?P<step>\d+)\b.*?\bloss[=:]\s*(?P<loss>[-+]?[0-9.]+(?:[eE][-+]?\d+)?|nan|inf)",
+    r"\bstep[=:\s]\s*(?P<step>\d+)\b.*?\bloss[=:\s]\s*(?P<loss>[-+]?[0-9.]+(?:[eE][-+]?\d+)?|nan|inf)",
     re.IGNORECASE,
 )
 MEGATRON_STAMP = Shape(r"\[(?P<what>[^\]]+)\] datetime: (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
@@ -182,3 +192,5 @@ FINISHED = Shape(
 )
 
 TRACEBACK_START = "Traceback (most recent call last):"
+FATAL = Shape(r"^Fatal Python error: |\*\*\* Process received signal \*\*\*|^Signal: \w")
+"""A process dying of a signal, as Python's faulthandler or a signal handler reports it."""

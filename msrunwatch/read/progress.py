@@ -152,6 +152,11 @@ class ProgressTracker:
             self._record(
                 (epoch - 1) * steps + step, epoch, _loss(m["loss"]), step_ms, lineno, stamp
             )
+        elif m := P.EPOCH_STEP.search(text):
+            epoch, step, steps = int(m["epoch"]), int(m["step"]), int(m["steps"])
+            stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else None
+            global_step = (epoch - 1) * steps + step
+            self._record(global_step, epoch, _loss(m["loss"]), None, lineno, stamp or when())
         elif m := P.MEGATRON.search(text):
             step_ms = float(m["step_ms"]) if m["step_ms"] else None
             stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else None

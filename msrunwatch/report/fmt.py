@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterable
 
 from msrunwatch.judge.model import Finding, Occurrence, RankReport, Report
@@ -58,14 +59,56 @@ def when(seconds: float | None, exact: bool) -> str:
     return clock(seconds) if exact else "~" + clock(seconds)
 
 
-def size(nbytes: int) -> str:
-    """Human-readable byte count."""
+UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+"""Binary units, as MindSpore's own memory lines count (its "MB" is MiB)."""
+_BYTES = re.compile(r"\b(\d{4,}) ?B\b")
+_MIB = re.compile(r"\b(\d{3,}) ?MB\b")
+
+
+def size(nbytes: float) -> str:
+    """`512 B`, `6.1 KiB`, `64.0 GiB`: a byte count as a person reads it."""
     value = float(nbytes)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
+    for unit in UNITS:
+        if abs(value) < 1024 or unit == UNITS[-1]:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
-    return f"{value:.1f} GB"
+    raise AssertionError("unreachable")
+
+
+def mib(value: float | None) -> str:
+    """A size MindSpore printed in MiB (the JSON's `_mb` fields): `820 MiB`, `57.4 GiB`."""
+    if value is None:
+        return "-"
+    return f"{value:.0f} MiB" if abs(value) < 1024 else size(value * 1024 * 1024)
+
+
+def human_sizes(message: str) -> str:
+    """Raw byte counts in a rule's message (`68719476736 B`, `11576 MB`) as `64.0 GiB` and
+    `11.3 GiB` (MindSpore's MB are MiB); the JSON report keeps the message as written."""
+    message = _BYTES.sub(lambda m: size(int(m[1])), message)
+    return _MIB.sub(lambda m: mib(int(m[1])), message)
+
+
+def headroom(report: Report) -> str:
+    """The rank closest to its usable memory: `peak 42.5 GiB of 56.8 GiB usable on rank 7:
+    14.3 GiB headroom (25%)`; empty when no rank logged its memory."""
+    best: tuple[float, RankReport] | None = None
+    for r in report.ranks:
+        m = r.memory
+        limit = (m.used_mb or m.device_mb) if m else None
+        if m is None or not limit or m.peak_actual_mb is None:
+            continue
+        ratio = m.peak_actual_mb / limit
+        if best is None or ratio > best[0]:
+            best = (ratio, r)
+    if best is None:
+        return ""
+    ratio, r = best
+    assert r.memory is not None
+    limit = r.memory.used_mb or r.memory.device_mb or 0
+    spare = limit - (r.memory.peak_actual_mb or 0)
+    room = f"{mib(spare)} headroom ({1 - ratio:.0%})" if spare >= 0 else f"{mib(-spare)} over it"
+    return f"peak {mib(r.memory.peak_actual_mb)} of {mib(limit)} usable on rank {r.rank}: {room}"
 
 
 def ranks_text(ranks: Iterable[int]) -> str:
@@ -77,7 +120,8 @@ def ranks_text(ranks: Iterable[int]) -> str:
 
 
 def megabytes(value: int | None) -> str:
-    return "-" if value is None else str(value)
+    """A MiB figure as a person reads it (see `mib`)."""
+    return mib(value)
 
 
 def loss(value: float | None) -> str:
@@ -106,8 +150,7 @@ def first_error(r: RankReport) -> str:
     e = r.first_error
     if e is None:
         return "-"
-    path = os.path.join(r.log_dir or "", e.file) if r.log_dir else e.file
-    return f"{e.category} {path}:{e.line}"
+    return f"{e.category} {where_path(r.log_dir, e.file, e.line)}"
 
 
 def time_span(report: Report) -> str:
@@ -135,11 +178,21 @@ def headline(report: Report) -> str:
     return summary or "no ranks found"
 
 
+def join_path(log_dir: str | None, file: str) -> str:
+    """`dir/file`, or the target itself when the user gave that one file (its log directory
+    is then the file, and `worker_1.log/worker_1.log` does not exist)."""
+    if not log_dir:
+        return file
+    if log_dir == file or log_dir.endswith(("/" + file, os.sep + file)):
+        return log_dir
+    return os.path.join(log_dir, file)
+
+
 def where_path(log_dir: str | None, file: str | None, line: int | None) -> str:
     """`dir/file:line` from parts."""
     if file is None:
         return "-"
-    path = os.path.join(log_dir, file) if log_dir else file
+    path = join_path(log_dir, file)
     return f"{path}:{line}" if line else path
 
 

@@ -95,6 +95,7 @@ def rank(r: RankReport) -> dict[str, Any]:
             "used_mb": _round(r.estimate.used_mb),
             "actual_mb": _round(r.estimate.actual_mb),
         },
+        "waiting_on": list(r.waiting_on),
     }
 
 
@@ -129,6 +130,7 @@ def finding(f: Finding) -> dict[str, Any]:
         "hint": f.hint,
         "count": f.count,
         "fingerprint": f.fingerprint,
+        "restated_by": list(f.restated_by),
         "occurrences": [occurrence(o) for o in f.occurrences],
     }
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from msrunwatch.judge.model import Report
 from msrunwatch.read.timestamps import clock
-from msrunwatch.report import fmt
+from msrunwatch.report import fmt, text
 
 MAX_ROWS = 64
 HEADER = (
-    "rank", "status", "step", "loss", "compile", "peak MB", "actual MB", "limit MB",
-    "device MB", "last line", "first error",
+    "rank", "status", "step", "loss", "compile", "peak", "actual", "limit",
+    "device", "last line", "first error",
 )  # fmt: skip
 
 
@@ -27,7 +27,7 @@ def _verdict(report: Report) -> list[str]:
     c = report.root_cause
     if c is not None:
         out.append(f"- Root cause: `{c.rule}` ({c.category}) on {fmt.ranks_text(c.ranks)}")
-        out.append(f"- Message: {_escape(c.message)}")
+        out.append(f"- Message: {_escape(fmt.human_sizes(c.message))}")
         if c.file:
             stamp = fmt.when(c.time, c.time_exact)
             out.append(
@@ -39,6 +39,9 @@ def _verdict(report: Report) -> list[str]:
         if hint:
             out.append(f"- Hint: {_escape(hint)}")
         out.append("")
+    room = fmt.headroom(report)
+    if room:
+        out += [f"- Memory: {room}", ""]
     return out
 
 
@@ -60,16 +63,18 @@ def _table(report: Report, show_all: bool) -> list[str]:
                     fmt.step(r),
                     fmt.loss(r.progress.loss if r.progress else None),
                     fmt.compile_seconds(r),
-                    fmt.megabytes(m.peak_used_mb if m else None),
-                    fmt.megabytes(m.peak_actual_mb if m else None),
-                    fmt.megabytes(m.used_mb if m else None),
-                    fmt.megabytes(m.device_mb if m else None),
+                    fmt.mib(m.peak_used_mb if m else None),
+                    fmt.mib(m.peak_actual_mb if m else None),
+                    fmt.mib(m.used_mb if m else None),
+                    fmt.mib(m.device_mb if m else None),
                     clock(r.last_time),
                     _escape(fmt.first_error(r)),
                 ]
             )
             + " |"
         )
+    if any(r.memory for r in shown):
+        out.append(f"\n_{text.MEMORY_LEGEND[0].upper()}{text.MEMORY_LEGEND[1:]}._")
     if len(shown) < len(ranks):
         out.append(f"\n_{len(ranks) - len(shown)} more ranks not shown._")
     return out
@@ -85,7 +90,7 @@ def render(report: Report, show_all: bool = False) -> str:
             about = fmt.about(f)
             out.append(
                 f"- **{f.severity.value}** `{f.rule}` ({f.category}, {f.role}), {about}: "
-                f"{_escape(f.message)}"
+                f"{_escape(fmt.human_sizes(f.message))}"
             )
             for o in f.occurrences[:3]:
                 out.append(f"  - `{fmt.where(o)}`")

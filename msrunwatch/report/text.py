@@ -13,6 +13,11 @@ from msrunwatch.rules.template import rank_ranges
 MAX_ROWS = 40
 """Above this many ranks, ranks that share the most common status fold into one line."""
 MAX_EVIDENCE = 3
+MEMORY_LEGEND = (
+    "memory: PEAK used at its peak, ACTUAL that peak with fragments, LIMIT what MindSpore may "
+    "use (max_device_memory), DEVICE the card; 1 GiB = 1024 MiB"
+)
+"""Under the table whenever it has memory columns: what each one means."""
 
 Column = tuple[str, Callable[[RankReport], str], bool]
 
@@ -34,17 +39,13 @@ def _columns(ranks: Sequence[RankReport]) -> list[Column]:
         columns.append(("COMPILE", fmt.compile_seconds, True))
     if has_memory:
         columns += [
-            ("PEAK MB", lambda r: fmt.megabytes(r.memory.peak_used_mb if r.memory else None), True),
-            (
-                "ACTUAL MB",
-                lambda r: fmt.megabytes(r.memory.peak_actual_mb if r.memory else None),
-                True,
-            ),
-            ("LIMIT MB", lambda r: fmt.megabytes(r.memory.used_mb if r.memory else None), True),
-            ("DEVICE MB", lambda r: fmt.megabytes(r.memory.device_mb if r.memory else None), True),
+            ("PEAK", lambda r: fmt.mib(r.memory.peak_used_mb if r.memory else None), True),
+            ("ACTUAL", lambda r: fmt.mib(r.memory.peak_actual_mb if r.memory else None), True),
+            ("LIMIT", lambda r: fmt.mib(r.memory.used_mb if r.memory else None), True),
+            ("DEVICE", lambda r: fmt.mib(r.memory.device_mb if r.memory else None), True),
         ]
     if any(r.estimate is not None for r in ranks):
-        columns.append(("EST MB", _estimate, True))
+        columns.append(("ESTIMATE", _estimate, True))
     if any(r.exit_code is not None for r in ranks):
         columns.append(("EXIT", lambda r: "-" if r.exit_code is None else str(r.exit_code), True))
     columns += [
@@ -58,7 +59,7 @@ def _estimate(r: RankReport) -> str:
     e = r.estimate
     if e is None or e.used_mb is None:
         return "-"
-    return f"{e.used_mb:.0f} (s{e.stage})"
+    return f"{fmt.mib(e.used_mb)} (s{e.stage})"
 
 
 def _visible(report: Report, show_all: bool) -> tuple[list[RankReport], str]:
@@ -103,6 +104,8 @@ def _table(report: Report, style: fmt.Style, show_all: bool) -> list[str]:
         out.append("  " + "  ".join(parts).rstrip())
     if note:
         out.append(note)
+    if any(r.memory for r in rows):
+        out.append(f"  {MEMORY_LEGEND}")
     return out
 
 
@@ -111,7 +114,7 @@ def _verdict(report: Report, style: fmt.Style) -> list[str]:
     out = [f"{style(outcome, fmt.OUTCOME_COLOR.get(report.outcome))}  {fmt.headline(report)}"]
     c = report.root_cause
     if c is not None:
-        out.append(f"  {c.message}")
+        out.append(f"  {fmt.human_sizes(c.message)}")
         if c.file is not None:
             path = fmt.where_path(c.log_dir, c.file, c.line)
             stamp = fmt.when(c.time, c.time_exact)
@@ -120,6 +123,9 @@ def _verdict(report: Report, style: fmt.Style) -> list[str]:
         hint = next((f.hint for f in report.findings if f.role == "root-cause" and f.hint), "")
         if hint:
             out.append(f"  hint: {hint}")
+    room = fmt.headroom(report)
+    if room:
+        out.append(f"  memory: {room}")
     span = fmt.time_span(report)
     if span:
         out.append(f"  log times: {span}; {report.files} files, {fmt.size(report.bytes)} read")
@@ -129,7 +135,8 @@ def _verdict(report: Report, style: fmt.Style) -> list[str]:
 def _finding(f: Finding, style: fmt.Style) -> list[str]:
     severity = style(f.severity.value.ljust(7), fmt.SEVERITY_COLOR.get(f.severity.value))
     about = fmt.about(f)
-    lines = [f"  {severity}  {f.rule}  [{f.role}]  {about}", f"           {f.message}"]
+    message = fmt.human_sizes(f.message)
+    lines = [f"  {severity}  {f.rule}  [{f.role}]  {about}", f"           {message}"]
     shown = f.occurrences[:MAX_EVIDENCE]
     for o in shown:
         count = f"  (x{o.count})" if o.count > 1 else ""

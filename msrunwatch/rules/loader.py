@@ -20,6 +20,7 @@ from msrunwatch.core.yamlload import Positions, load
 from msrunwatch.rules import variables
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Peer, Rule, Scope, Subject, compile_pattern
+from msrunwatch.rules.tables import Lookup, load_table
 from msrunwatch.rules.template import check_template
 from msrunwatch.rules.vocab import CATEGORIES, Blame, Effect, Refers, Role, Severity
 from msrunwatch.schemas import files
@@ -161,6 +162,8 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
                 path, f"match is not a valid regex: {exc}", line, col, rule_id
             ) from None
     names = _names(scope, match)
+    if "lookup" in data and names is not None:
+        names |= _lookup_columns(path, data, pos, match)
     for name in _names_list(data.get("at", ())):
         if names is not None and name not in names:
             line, col = pos.of(("at",))
@@ -200,6 +203,8 @@ def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False)
         effect=Effect(effect) if effect else Effect.default(role, severity, scope is Scope.LINE),
         subject=_subject_of(data),
         peer=_peer(path, data, pos, None),
+        lookup=_lookup(path, data),
+        restates=tuple(data.get("restates", ())),
         aliases=tuple(data.get("aliases", ())),
         pattern=data.get("match"),
         when=when,
@@ -234,6 +239,44 @@ def _subject(
             data["id"],
         )
     return _subject_of(data)
+
+
+def _lookup_columns(
+    path: Path, data: dict[str, Any], pos: Positions, match: regex.Pattern[str] | None
+) -> set[str]:
+    """Check a rule's table (its key is a capture, its rows use known categories and
+    roles) and return its columns, which the message may use."""
+    given = data["lookup"]
+    line, col = pos.of(("lookup",))
+    if match is None or given["key"] not in match.groupindex:
+        raise RuleError(
+            path,
+            f"lookup key {given['key']!r} is not a named group of match",
+            line,
+            col,
+            data["id"],
+        )
+    rows = load_table(path.parent / given["table"], data["id"])
+    for key, row in rows.items():
+        category, role = row.get("category"), row.get("role")
+        if category and category not in CATEGORIES and not category.startswith("x-"):
+            raise RuleError(
+                path, f"lookup row {key!r}: unknown category {category!r}", line, col, data["id"]
+            )
+        if role and role not in {r.value for r in Role}:
+            raise RuleError(
+                path, f"lookup row {key!r}: unknown role {role!r}", line, col, data["id"]
+            )
+    return set(next(iter(rows.values()), {}))
+
+
+def _lookup(path: Path, data: dict[str, Any]) -> Lookup | None:
+    """The rule's lookup table, read from beside the rule file."""
+    given = data.get("lookup")
+    if given is None:
+        return None
+    rows = load_table(path.parent / given["table"], data["id"])
+    return Lookup(given["table"], given["key"], rows)
 
 
 PEER_NAMES = {"rank", "world"}

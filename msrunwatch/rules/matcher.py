@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.prefilter import Prefilter
+from msrunwatch.rules.tables import OVERRIDES
 from msrunwatch.rules.template import fingerprint, render
 
 MATCH_TIMEOUT_S = 0.05
@@ -23,6 +24,8 @@ class LineMatch:
     captures: tuple[tuple[str, str], ...]
     subject: str | None = None
     """The value of the rule's subject capture, if it has one and it matched."""
+    overrides: tuple[tuple[str, str], ...] = ()
+    """From the rule's lookup table: the row's category, role, title and hint."""
 
 
 class LineMatcher:
@@ -39,8 +42,11 @@ class LineMatcher:
         """How readily a rule yields to others on the same record (0: never)."""
         return self._fallback.get(rule_id, 0)
 
-    def match(self, line: str, level: str = "") -> list[LineMatch]:
-        """Every rule that matches the line (and whose `when` holds for it)."""
+    def match(
+        self, line: str, level: str = "", kind: str = "", frame: str | None = None
+    ) -> list[LineMatch]:
+        """Every rule that matches the line (and whose `when` holds for it); `kind` and
+        `frame` say what the reader knows of the line's place (see rules.variables.LINE)."""
         found: list[LineMatch] = []
         for index in self._prefilter.candidates(line):
             rule = self.rules[index]
@@ -52,20 +58,22 @@ class LineMatcher:
             if m is None:
                 continue
             captures = {k: v for k, v in m.groupdict().items() if v is not None}
-            env = {
-                **{k: capture_value(v) for k, v in captures.items()},
+            row = rule.lookup.row(captures.get(rule.lookup.key)) if rule.lookup else None
+            env = {  # a capture of the rule's own shadows a line variable of the same name
                 "level": level,
                 "text": line,
+                "kind": kind,
+                "frame": frame,
+                **(row or {}),
+                **{k: capture_value(v) for k, v in captures.items()},
             }
             if rule.when is not None and not rule.when.truth(env):
                 continue
             message = render(rule.message, env)
             subject = captures.get(rule.subject.capture) if rule.subject else None
-            found.append(
-                LineMatch(
-                    rule, message, fingerprint(rule.id, message), tuple(captures.items()), subject
-                )
-            )
+            overrides = tuple((k, row[k]) for k in OVERRIDES if row and row.get(k))
+            key = fingerprint(rule.id, message)
+            found.append(LineMatch(rule, message, key, tuple(captures.items()), subject, overrides))
         return found
 
 

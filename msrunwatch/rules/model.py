@@ -9,6 +9,7 @@ from functools import cached_property
 import regex
 
 from msrunwatch.rules.expr import Expr
+from msrunwatch.rules.tables import Lookup
 from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity
 
 
@@ -59,6 +60,10 @@ class Rule:
     """Line scope: which capture names the rank the line is about."""
     peer: Peer | None = None
     """Line scope: the rank this line blames when no rank logged a fault of its own."""
+    restates: tuple[str, ...] = ()
+    """Rules whose finding this one's lines repeat: folded into it when it exists."""
+    lookup: Lookup | None = None
+    """Line scope: a catalogue whose rows refine each finding (category, role, title, hint)."""
     aliases: tuple[str, ...] = ()
     """Former ids that settings and options may still use."""
     pattern: str | None = None

@@ -36,6 +36,11 @@ def table(*kinds: type) -> dict[str, str]:
 LINE = {
     "level": "GLOG level of the line (DEBUG, INFO, WARNING, ERROR, CRITICAL), '' for prints",
     "text": "the whole line",
+    "kind": "glog (a GLOG line), exception (the line that ends a Python traceback: its "
+    "exception, whatever the class; a bare `RuntimeError:` is read with the first line of its "
+    "body that says something), or text",
+    "frame": "on an exception line: the last frame of the traceback outside installed "
+    "packages (`train.py:81 in on_train_step_end`), else None",
 }
 """Line scope: these plus every named group of `match` (numbers become numbers)."""
 
@@ -91,6 +96,11 @@ class RankState:
     )
     meta_server_url: str | None = var("the scheduler address the rank tried to reach")
     fired: list[str] = var("list: ids of the line rules that fired on the rank's own log", ())
+    last_fault_line: int | None = var(
+        "the line of the fault the rank's log ends in (a traceback's exception, a fatal signal "
+        "or an ERROR line, with no progress and no normal end after it), else None"
+    )
+    last_fault_text: str | None = var("that line's text, else None")
     age_s: Number | None = var(
         "seconds since the run's first line (live view only; None in triage)"
     )
@@ -133,6 +143,11 @@ class RunFigures:
     categories: list[str] = var(
         "list: the categories of every finding from log lines (run rules: and rank rules)", ()
     )
+    behind_ranks: list[int] = var(
+        "list: when ranks' last training steps differ, those whose progress stopped at the "
+        "lowest step (a hang stops its rank first)",
+        (),
+    )
 
 
 @dataclass
@@ -162,6 +177,7 @@ class RunState:
     missing_ranks: list[int] = var(
         "list: expected ranks that never registered with the scheduler", ()
     )
+    ranks_without_log: list[int] = var("list: expected ranks of which no log was found", ())
     silent_ranks: list[int] = var(
         "list: ranks with no fault of their own, not finished, while others timed out "
         "(live: only those whose log has not grown for 10 s)",

@@ -29,6 +29,9 @@ class Role(StrEnum):
     """A consequence of another rank's fault: a timeout, a lost peer."""
     VICTIM = "victim"
     """A rank stopped because another failed: killed by msrun."""
+    NOTE = "note"
+    """Context, not a fault: settings and figures worth knowing (heartbeats off, memory
+    imbalance, msrun's record of an exit)."""
 
 
 class Blame(StrEnum):

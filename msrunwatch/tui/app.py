@@ -10,23 +10,31 @@ from typing import ClassVar
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
-from msrunwatch.live.run import LiveRun, Update
-from msrunwatch.tui.feed import Feed, LiveFeed
-from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+from msrunwatch.live.run import Update
+from msrunwatch.tui import navigate
+from msrunwatch.tui.feed import Feed
+from msrunwatch.tui.messages import (
+    FilesRestarted,
+    FindingsRaised,
+    SnapshotUpdated,
+    TargetsAwaited,
+)
+from msrunwatch.tui.postmortem import log_silence
 from msrunwatch.tui.screens.help import HelpScreen
 from msrunwatch.tui.screens.rank_detail import RankDetail
+from msrunwatch.tui.screens.timeline import TimelineScreen
 from msrunwatch.tui.widgets.filter_bar import FilterBar
 from msrunwatch.tui.widgets.findings_panel import FindingsPanel
 from msrunwatch.tui.widgets.rank_table import RankTable
 from msrunwatch.tui.widgets.run_header import RunHeader
 
-MAIN_ONLY = frozenset({"focus_filter", "root_cause", "clear_filters"})
-JOIN_S = 5.0
-"""How long quitting waits for a tick that is under way."""
+EMPTY = "waiting for rank logs…"
+MAIN_ONLY = frozenset({"focus_filter", "root_cause", "clear_filters", "timeline"})
 
 
 class MsrunwatchApp(App[int]):
@@ -39,13 +47,16 @@ class MsrunwatchApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     """Absolute, so subclasses elsewhere (tests) find it too."""
     TITLE = "msrunwatch"
+    ENABLE_COMMAND_PALETTE = False
+    """Every action has a key (`?` lists them); the footer keeps its width for them."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("question_mark", "help", "Keys"),
-        Binding("p,space", "toggle_pause", "Pause/follow"),
+        Binding("p,space", "toggle_pause", "Pause/follow", show=False),
         Binding("slash", "focus_filter", "Filter"),
-        Binding("c", "root_cause", "Root cause"),
+        Binding("c", "root_cause", "Cause"),
+        Binding("t", "timeline", "Timeline"),
         Binding("escape", "clear_filters", "Clear filters", show=False),
     ]
 
@@ -54,9 +65,13 @@ class MsrunwatchApp(App[int]):
         feed: Feed | None = None,
         targets: Sequence[str] = (),
         clock: Callable[[], float] = time.time,
+        exit_when_done: bool = False,
     ) -> None:
         super().__init__()
         self.feed = feed
+        self.exit_when_done = exit_when_done
+        self.gave_up: str | None = None
+        """Why the app exited on its own with code 2 (a target never appeared)."""
         self.targets = tuple(targets)
         self.clock = clock
         self.last: Update | None = None
@@ -94,6 +109,7 @@ class MsrunwatchApp(App[int]):
 
     def on_snapshot_updated(self, message: SnapshotUpdated) -> None:
         self.last = message.update
+        self.table.empty_text = EMPTY
         self.findings.reconcile(message.update.report)
         if self.paused:
             self.header.waiting += 1
@@ -102,18 +118,32 @@ class MsrunwatchApp(App[int]):
             self.apply(message.update)
         if self.feed is not None:
             self.feed.applied()
+        if self.exit_when_done and message.update.ended:
+            self.exit(self.verdict_code)
 
     def apply(self, update: Update) -> None:
-        """Show a snapshot everywhere at once."""
+        """Show a snapshot everywhere at once; once the run ended, silences are measured on
+        the log's own clock (a copied run's file times say nothing)."""
         report = update.report
         root = frozenset(report.root_cause.ranks) if report.root_cause else frozenset()
+        silence = log_silence(report) if update.ended else update.silence
         with self.batch_update():
             self.header.show(update)
-            self.table.apply(report.ranks, update.silence, update.time, root)
+            self.table.apply(report.ranks, silence, update.time, root, frozen=update.ended)
             if isinstance(self.screen, RankDetail):
                 rank = next((r for r in report.ranks if r.rank == self.screen.rank.rank), None)
                 if rank is not None:
                     self.screen.show(rank, report.findings)
+
+    def on_targets_awaited(self, message: TargetsAwaited) -> None:
+        if message.expired:
+            self.gave_up = f"{message.missing[0]}: did not appear within the --wait time"
+            self.exit(2)
+            return
+        self.header.awaiting = message
+        self.table.empty_text = f"waiting for {', '.join(message.missing)} to appear…"
+        self.header.refresh()
+        self.table.refresh()
 
     def on_findings_raised(self, message: FindingsRaised) -> None:
         self.findings.add(message.findings, message.root_cause)
@@ -132,10 +162,28 @@ class MsrunwatchApp(App[int]):
     # -- messages from widgets -----------------------------------------------------------
 
     def on_rank_table_rank_selected(self, message: RankTable.RankSelected) -> None:
-        report = self.last.report if self.last is not None else None
-        rank = next((r for r in report.ranks if r.rank == message.rank), None) if report else None
-        if report is not None and rank is not None:
-            self.push_screen(RankDetail(rank, report.findings))
+        if self.last is not None:
+            self._open(navigate.rank(self.last.report, message.rank))
+
+    def on_findings_panel_evidence_requested(
+        self, message: FindingsPanel.EvidenceRequested
+    ) -> None:
+        if self.last is not None:
+            self._open(navigate.evidence(self.last.report, message.finding))
+
+    def on_timeline_screen_line_chosen(self, message: TimelineScreen.LineChosen) -> None:
+        if self.last is not None:
+            self._open(navigate.timeline_line(self.last.report, message.entry))
+
+    def _open(self, screen: Screen[None] | str | None) -> None:
+        """Push a screen, or say why there is none (nothing once quitting began: keys typed
+        after `q` must not mount a screen in a closing app)."""
+        if self._exit:
+            return
+        if isinstance(screen, str):
+            self.notify(screen)
+        elif screen is not None:
+            self.push_screen(screen)
 
     def on_rank_table_view_changed(self, message: RankTable.ViewChanged) -> None:
         self.filter_bar.show_summary(message.summary)
@@ -158,7 +206,7 @@ class MsrunwatchApp(App[int]):
         self.exit(self.verdict_code)
 
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
+        if not self._exit and not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
     def action_toggle_pause(self) -> None:
@@ -176,6 +224,9 @@ class MsrunwatchApp(App[int]):
         self.table.filter_status("all")
         self.table.focus()
 
+    def action_timeline(self) -> None:
+        self._open(navigate.timeline(self.last.report) if self.last else "no logs yet")
+
     def action_root_cause(self) -> None:
         report = self.last.report if self.last is not None else None
         if report is None or report.root_cause is None:
@@ -184,15 +235,3 @@ class MsrunwatchApp(App[int]):
         if not any(self.table.show_rank(rank) for rank in report.root_cause.ranks):
             self.notify("the root-cause rank is filtered out (escape clears the filters)")
         self.table.focus()
-
-
-def run_tui(live: LiveRun, tick_s: float = 0.25) -> int:
-    """Show the live view until the user quits; returns triage's exit code for the run."""
-    feed = LiveFeed(live, tick_s)
-    app = MsrunwatchApp(feed, live.targets)
-    code = app.run()
-    feed.stop()
-    feed.join(JOIN_S)
-    if code is None:  # the app failed; Textual printed why
-        return app.return_code or 1
-    return code

@@ -5,48 +5,64 @@ from __future__ import annotations
 import math
 import re
 
-from msrunwatch.judge.model import RankReport, Status
+from msrunwatch.judge.model import RankReport, Report, Status
+from msrunwatch.report import fmt
 
 BAR_WIDTH = 8
 """Cells in a memory bar (each cell holds eight steps)."""
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0a-\x1f\x7f\x9b]")
 
-PROBLEMS = frozenset({Status.FAILED, Status.KILLED, Status.TIMED_OUT, Status.STALLED})
-"""Statuses the "problems" filter keeps."""
-RUNNING = frozenset({Status.STARTING, Status.COMPILING, Status.TRAINING})
+PROBLEMS = frozenset({"failed", "killed", "timed-out", "stalled", "waiting"})
+"""Statuses (by value) the "problems" filter keeps."""
+RUNNING = frozenset({"starting", "compiling", "training"})
+"""Statuses (by value) of a rank still at work."""
 
-STATUS_STYLE = {
-    Status.FAILED: "bold $text-error",
-    Status.KILLED: "$text-accent",
-    Status.TIMED_OUT: "$text-warning",
-    Status.STALLED: "bold $text-warning",
-    Status.FINISHED: "$text-success",
-    Status.TRAINING: "$text-primary",
-    Status.COMPILING: "$text-secondary",
-    Status.STARTING: "$text-muted",
-    Status.UNKNOWN: "$text-muted",
+
+def is_problem(status: Status) -> bool:
+    """Whether the "problems" filter keeps a rank of this status."""
+    return status.value in PROBLEMS
+
+
+def is_running(status: Status) -> bool:
+    """Whether a rank of this status is still at work (its log is followed at its end)."""
+    return status.value in RUNNING
+
+
+STATUS_STYLES = {
+    "failed": "bold $text-error",
+    "killed": "$text-accent",
+    "timed-out": "$text-warning",
+    "stalled": "bold $text-warning",
+    "waiting": "italic $text-warning",
+    "finished": "$text-success",
+    "training": "$text-primary",
+    "compiling": "$text-secondary",
+    "starting": "$text-muted",
+    "unknown": "$text-muted",
 }
-"""Status colours as Content styles (the rank table keeps the same in its CSS)."""
+"""Status colours as Content styles, by value (the rank table keeps the same in its CSS);
+a status the judge adds later shows unstyled until it gets one here."""
+
+
+def status_style(status: Status) -> str:
+    """A status's Content style."""
+    return STATUS_STYLES.get(status.value, "")
+
+
 SEVERITY_STYLE = {"error": "bold $text-error", "warning": "$text-warning", "info": "$text-muted"}
 
-STATUS_ORDER = {
-    s: i
-    for i, s in enumerate(
-        (
-            Status.FAILED,
-            Status.STALLED,
-            Status.TIMED_OUT,
-            Status.KILLED,
-            Status.UNKNOWN,
-            Status.STARTING,
-            Status.COMPILING,
-            Status.TRAINING,
-            Status.FINISHED,
-        )
-    )
-}
+WORST_FIRST = (
+    "failed", "stalled", "waiting", "timed-out", "killed", "unknown", "starting", "compiling",
+    "training", "finished",
+)  # fmt: skip
 """Worst first: sorting by status puts the ranks to look at on top."""
+
+
+def status_rank(status: Status) -> int:
+    """Where a status sorts, worst first (one the UI does not know yet sorts last)."""
+    value = status.value
+    return WORST_FIRST.index(value) if value in WORST_FIRST else len(WORST_FIRST)
 
 
 def printable(text: str) -> str:
@@ -101,12 +117,30 @@ def first_error(r: RankReport) -> str:
     return "" if e is None else f"{e.category} {e.file}:{e.line}"
 
 
-def memory_ratio(r: RankReport) -> float | None:
-    """Actual peak over device memory, when both are known."""
+def memory_limit(r: RankReport) -> int | None:
+    """The memory a rank may use: max_device_memory as MindSpore logged it, else the card."""
     m = r.memory
-    if m is None or not m.device_mb or m.peak_actual_mb is None:
+    return None if m is None else (m.used_mb or m.device_mb or None)
+
+
+def memory_ratio(r: RankReport) -> float | None:
+    """Actual peak over the usable limit (the one denominator triage uses too)."""
+    limit = memory_limit(r)
+    if r.memory is None or not limit or r.memory.peak_actual_mb is None:
         return None
-    return m.peak_actual_mb / m.device_mb
+    return r.memory.peak_actual_mb / limit
+
+
+def headroom(report: Report) -> str:
+    """`memory 94% of usable on rank 4, 3.1 GiB headroom`: the rank nearest its limit."""
+    ratios = [(ratio, r) for r in report.ranks if (ratio := memory_ratio(r)) is not None]
+    if not ratios:
+        return ""
+    ratio, r = max(ratios, key=lambda pair: pair[0])
+    peak = r.memory.peak_actual_mb if r.memory else None
+    spare = (memory_limit(r) or 0) - (peak or 0)
+    room = f"{fmt.mib(spare)} headroom" if spare >= 0 else f"{fmt.mib(-spare)} OVER"
+    return f"memory {ratio:.0%} of usable on rank {r.rank}, {room}"
 
 
 def bar(ratio: float, width: int = BAR_WIDTH) -> str:

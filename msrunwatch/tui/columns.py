@@ -1,8 +1,11 @@
-"""The rank table's columns: title, width, alignment, and how each cell reads and sorts.
+"""The rank table's columns: title, width, alignment, priority, and how each cell reads
+and sorts.
 
 A cell is computed from a rank's `RankReport` and its silence (seconds since its log last
 grew), only when the row is drawn. A column with `shown` set appears once some rank has
-data for it, so a CPU run has no memory columns and a DryRun no loss.
+data for it, so a CPU run has no memory columns and a DryRun no loss. When the terminal
+is too narrow for every column, the ones with the highest `priority` number go first
+(HOST before the memory columns when every rank is on the same host).
 """
 
 from __future__ import annotations
@@ -21,7 +24,13 @@ Sort = Callable[[RankReport, float | None], SortValue | None]
 
 GAP = 1
 """Blank cells between two columns."""
-MIN_ERROR_WIDTH = 24
+MIN_ERROR_WIDTH = 11
+"""The title's width: FIRST ERROR is never narrower."""
+MAX_ERROR_WIDTH = 100
+"""FIRST ERROR is as wide as its longest text up to this (wider than the screen: scroll)."""
+HOST_PRIORITY = 9
+LONE_HOST_PRIORITY = 15
+"""HOST when every rank is on the same host: the first column to go."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +45,8 @@ class Column:
     right: bool = False
     shown: Callable[[RankReport], bool] | None = None
     """When set, the column appears once this is true of some rank."""
+    priority: int = 0
+    """Lower is kept longer on a narrow terminal (0: always shown)."""
 
 
 def _float(value: float | None) -> float | None:
@@ -67,18 +78,21 @@ def _mem(name: str) -> Callable[[RankReport], int | None]:
 
 
 _PEAK, _ACTUAL, _DEVICE = _mem("peak_used_mb"), _mem("peak_actual_mb"), _mem("device_mb")
+_LIMIT = _mem("used_mb")
 
 
-def _mb_column(key: str, title: str, get: Callable[[RankReport], int | None]) -> Column:
-    width = max(len(title), 7)
+def _mb_column(
+    key: str, title: str, get: Callable[[RankReport], int | None], priority: int
+) -> Column:
     return Column(
         key,
         title,
-        width,
-        lambda r, _: fmt.megabytes(get(r)),
+        8,
+        lambda r, _: fmt.mib(get(r)),
         lambda r, _: None if get(r) is None else float(get(r) or 0),
         right=True,
         shown=lambda r: r.memory is not None,
+        priority=priority,
     )
 
 
@@ -102,13 +116,14 @@ COLUMNS: tuple[Column, ...] = (
         lambda r, _: cells.printable(r.host or "-"),
         lambda r, _: r.host,
         shown=lambda r: r.host is not None,
+        priority=HOST_PRIORITY,
     ),
     Column(
         "status",
         "STATUS",
         9,
         lambda r, _: r.status.value,
-        lambda r, _: float(cells.STATUS_ORDER.get(r.status, 99)),
+        lambda r, _: float(cells.status_rank(r.status)),
     ),
     Column(
         "phase",
@@ -116,6 +131,7 @@ COLUMNS: tuple[Column, ...] = (
         8,
         lambda r, _: cells.phase(r),
         lambda r, _: float(cells.PHASES.index(cells.phase(r))),
+        priority=6,
     ),
     Column(
         "compile",
@@ -125,6 +141,7 @@ COLUMNS: tuple[Column, ...] = (
         _compile_ms,
         right=True,
         shown=lambda r: r.compile is not None,
+        priority=11,
     ),
     Column(
         "step",
@@ -134,6 +151,7 @@ COLUMNS: tuple[Column, ...] = (
         _step,
         right=True,
         shown=lambda r: r.progress is not None,
+        priority=4,
     ),
     Column(
         "loss",
@@ -143,6 +161,7 @@ COLUMNS: tuple[Column, ...] = (
         _loss,
         right=True,
         shown=lambda r: r.progress is not None and r.progress.loss is not None,
+        priority=7,
     ),
     Column(
         "step_ms",
@@ -152,19 +171,24 @@ COLUMNS: tuple[Column, ...] = (
         _step_ms,
         right=True,
         shown=lambda r: r.progress is not None and r.progress.step_time_ms is not None,
+        priority=10,
     ),
-    _mb_column("peak", "PEAK MB", _PEAK),
-    _mb_column("actual", "ACTUAL MB", _ACTUAL),
-    _mb_column("device", "DEVICE MB", _DEVICE),
+    _mb_column("peak", "PEAK", _PEAK, 13),
+    _mb_column("actual", "ACTUAL", _ACTUAL, 8),
+    _mb_column("limit", "LIMIT", _LIMIT, 12),
+    _mb_column("device", "DEVICE", _DEVICE, 14),
     Column(
         "mem",
-        "ACTUAL/DEVICE",
+        "OF LIMIT",
         cells.BAR_WIDTH + 5,
         _mem_bar,
         lambda r, _: cells.memory_ratio(r),
         shown=lambda r: r.memory is not None,
+        priority=5,
     ),
-    Column("silent", "SILENT", 6, lambda r, q: cells.ago(q), lambda r, q: q, right=True),
+    Column(
+        "silent", "SILENT", 6, lambda r, q: cells.ago(q), lambda r, q: q, right=True, priority=3
+    ),
     Column(
         "error",
         "FIRST ERROR",

@@ -16,13 +16,21 @@ from typing import Protocol
 from textual.message import Message
 
 from msrunwatch.judge.model import Report
+from msrunwatch.live.observer import Arrival
 from msrunwatch.live.run import LiveRun, Update
-from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+from msrunwatch.tui.messages import (
+    FilesRestarted,
+    FindingsRaised,
+    SnapshotUpdated,
+    TargetsAwaited,
+)
 
 Post = Callable[[Message], object]
 
 BACKLOG_WAIT_S = 1.0
 """Longest wait for the app to take the previous snapshot before ticking again."""
+AWAIT_S = 0.5
+"""How often the waiting screen hears that a target is still missing."""
 
 
 class Feed(Protocol):
@@ -52,9 +60,11 @@ def messages(update: Update) -> list[Message]:
 class LiveFeed:
     """Ticks a LiveRun every `tick_s` (at once while it is catching up)."""
 
-    def __init__(self, live: LiveRun, tick_s: float = 0.25) -> None:
+    def __init__(self, live: LiveRun, tick_s: float = 0.25, arrival: Arrival | None = None) -> None:
         self.live = live
         self.tick_s = tick_s
+        self.arrival = arrival
+        """Targets to wait for before the first tick (None: they exist and are watched)."""
         self._stop = threading.Event()
         self._applied = threading.Event()
         self._done = threading.Event()
@@ -64,6 +74,8 @@ class LiveFeed:
     def run(self, post: Post) -> None:
         self._started = True
         try:
+            if not self._await(post):
+                return
             while not self._stop.is_set():
                 started = time.monotonic()
                 update = self.live.tick()
@@ -76,6 +88,18 @@ class LiveFeed:
                     self._stop.wait(max(self.tick_s - (time.monotonic() - started), 0.0))
         finally:
             self._done.set()
+
+    def _await(self, post: Post) -> bool:
+        """Wait for missing targets, telling the app; False when stopped or out of time."""
+        arrival = self.arrival
+        if arrival is None:
+            return True
+        while missing := arrival.missing():
+            expired = arrival.expired()
+            post(TargetsAwaited(tuple(missing), arrival.since, expired))
+            if expired or self._stop.wait(AWAIT_S):
+                return False
+        return True
 
     def _news(self, update: Update) -> bool:
         """Whether a tick has anything the app does not have yet."""

@@ -38,3 +38,18 @@ class FilesRestarted(Message):
     def __init__(self, files: tuple[str, ...]) -> None:
         super().__init__()
         self.files = files
+
+
+class TargetsAwaited(Message):
+    """Some targets do not exist yet: the feed is waiting for them (`--wait`)."""
+
+    def __init__(self, missing: tuple[str, ...], since: float, expired: bool) -> None:
+        super().__init__()
+        self.missing = missing
+        self.since = since
+        """Clock time (monotonic) when the waiting began."""
+        self.expired = expired
+        """Waited for longer than --wait: the app gives up."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, TargetsAwaited)

@@ -7,13 +7,14 @@ rows change or the user changes the sort or filter, so a key press never walks t
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from msrunwatch.judge.model import RankReport, Status
 from msrunwatch.tui import cells
-from msrunwatch.tui.columns import BY_KEY, COLUMNS, Column
+from msrunwatch.tui.columns import BY_KEY, COLUMNS, LONE_HOST_PRIORITY, Column
 
 _RANK_SPEC = re.compile(r"^\s*\d+(\s*-\s*\d+)?(\s*,\s*\d+(\s*-\s*\d+)?)*\s*,?\s*$")
 
@@ -44,6 +45,8 @@ class Rows:
     silence: dict[int, float] = field(default_factory=dict)
     silence_at: float = 0.0
     """Clock time at which `silence` was measured."""
+    frozen: bool = False
+    """Silences do not grow with the clock (the run ended: they are on the log's clock)."""
     order: list[int] = field(default_factory=list)
     """Row indices shown, top to bottom."""
     sort_key: str = "rank"
@@ -54,15 +57,22 @@ class Rows:
     _haystack: dict[int, tuple[int, str]] = field(default_factory=dict)
     _shown: set[str] = field(default_factory=set)
     host_width: int = 4
+    hosts: set[str] = field(default_factory=set)
+    error_width: int = 0
+    """Cells of the longest FIRST ERROR text."""
     generation: int = 0
     """Bumped when the rows were rebuilt from scratch (row indices mean other ranks)."""
 
     def apply(
-        self, ranks: Sequence[RankReport], silence: Mapping[int, float], at: float
+        self,
+        ranks: Sequence[RankReport],
+        silence: Mapping[int, float],
+        at: float,
+        frozen: bool = False,
     ) -> list[int]:
         """Take a tick's ranks; returns the indices of rows that changed or were added."""
-        if silence:
-            self.silence, self.silence_at = dict(silence), at
+        if silence or frozen != self.frozen:
+            self.silence, self.silence_at, self.frozen = dict(silence), at, frozen
         changed = self._merge(ranks)
         if len(self.rows) != len(ranks):  # a rank went away: a new run in the same directory
             self._reset()
@@ -91,23 +101,33 @@ class Rows:
         self.rows, self.version, self._by_rank = [], [], {}
         self._haystack.clear()
         self._shown.clear()
-        self.host_width = 4
+        self.hosts.clear()
+        self.host_width, self.error_width = 4, 0
 
     def _note_shown(self, r: RankReport) -> None:
-        if r.host is not None and len(r.host) > self.host_width:
-            self.host_width = min(len(r.host), MAX_HOST_WIDTH)
+        if r.host is not None:
+            self.hosts.add(r.host)
+            self.host_width = max(self.host_width, min(len(r.host), MAX_HOST_WIDTH))
+        self.error_width = max(self.error_width, len(cells.first_error(r)))
         for c in COLUMNS:
             if c.shown is not None and c.key not in self._shown and c.shown(r):
                 self._shown.add(c.key)
 
     def columns(self) -> list[Column]:
-        """The columns some rank has data for."""
-        return [c for c in COLUMNS if c.shown is None or c.key in self._shown]
+        """The columns some rank has data for (HOST least important when there is one)."""
+        lone = len(self.hosts) <= 1
+        return [
+            dataclasses.replace(c, priority=LONE_HOST_PRIORITY) if c.key == "host" and lone else c
+            for c in COLUMNS
+            if c.shown is None or c.key in self._shown
+        ]
 
     def quiet(self, i: int, now: float) -> float | None:
         """Seconds since row i's log last grew, as of `now`."""
         base = self.silence.get(self.rows[i].rank)
-        return None if base is None else base + max(now - self.silence_at, 0.0)
+        if base is None or self.frozen:
+            return base
+        return base + max(now - self.silence_at, 0.0)
 
     def row_of(self, rank: int) -> int | None:
         return self._by_rank.get(rank)
@@ -116,7 +136,7 @@ class Rows:
 
     def statuses(self) -> list[str]:
         """Filters to cycle through: all, problems, then each status some rank has, worst first."""
-        present = sorted({r.status for r in self.rows}, key=lambda s: cells.STATUS_ORDER[s])
+        present = sorted({r.status for r in self.rows}, key=cells.status_rank)
         return [ALL, PROBLEMS, *(s.value for s in present)]
 
     def refilter(self, now: float) -> list[int]:
@@ -146,7 +166,7 @@ class Rows:
         if wanted == ALL:
             return lambda s: True
         if wanted == PROBLEMS:
-            return lambda s: s in cells.PROBLEMS
+            return cells.is_problem
         return lambda s: s.value == wanted
 
     def _search_text(self, i: int) -> str:

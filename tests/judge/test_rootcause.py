@@ -54,3 +54,13 @@ def test_a_run_level_cause_comes_before_the_scheduler() -> None:
 
 def test_nothing_wrong_means_no_cause() -> None:
     assert from_causes([]) is None and fallback([], []) is None
+
+
+def test_the_scheduler_is_not_believed_about_a_rank_that_timed_out_itself() -> None:
+    """The scheduler names the first rank whose heartbeat stopped; a rank that logged its
+    own timeout was alive and waiting, so it is a victim, never the root cause."""
+    found = [seen(TIMEOUT, 0, 1.0), seen(LOST, 0, 2.0, own=False)]
+    cause = fallback(found, [])
+    assert cause is not None and cause.rule == "timeout"  # the earliest error, not the scheduler
+    believed = fallback([seen(TIMEOUT, 1, 1.0), seen(LOST, 0, 2.0, own=False)], [])
+    assert believed is not None and believed.rule == "lost" and believed.ranks == (0,)

@@ -118,3 +118,13 @@ def test_a_rank_rules_effect_applies_only_to_a_rank_that_has_not_ended() -> None
     own = {0: [seen(STALL, 0, 9.0)], 1: [seen(STALL, 1, 9.0)]}
     out = with_rank_effects(statuses, own)
     assert out[0][0] is Status.STALLED and out[1][0] is Status.FAILED
+
+
+def test_live_a_quiet_rank_waits_until_msrun_says_it_kills_the_workers() -> None:
+    r = rank(0)
+    live_run = run(r)
+    status, reason = rank_status(r, [], live_run, run_failed=True, live=True)
+    assert status is Status.WAITING and reason.startswith("quiet since")
+    confirmed = type(live_run)(**{**live_run.__dict__, "kill_all_time": 5.0})
+    assert rank_status(r, [], confirmed, run_failed=True, live=True)[0] is Status.KILLED
+    assert rank_status(r, [], live_run, run_failed=True, live=False)[0] is Status.KILLED

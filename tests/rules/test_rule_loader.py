@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,45 @@ def test_a_catastrophic_regex_does_not_hang(
     log.write_text("a" * 40 + "!\n")
     code = main(["triage", str(log.parent), "--rules", str(tmp_path), "--format", "json"])
     assert code == 0  # the line is abandoned for that rule after its time limit
+
+
+LOOKUP_RULE = """id: my-codes
+title: A code from my catalogue
+category: unclassified
+severity: error
+match: '(?P<code>X\\d{3}): (?P<text>.*)'
+lookup: {table: codes.tsv, key: code}
+message: '{code} {title}: {text}'
+references: ['my catalogue']
+"""
+
+
+def test_a_lookup_row_gives_the_finding_its_category_role_and_title(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "my-codes.yaml").write_text(LOOKUP_RULE, encoding="utf-8")
+    (rules / "codes.tsv").write_text(
+        "code\tcategory\trole\ttitle\thint\n"
+        "X001\thost-oom\tcause\tHost memory gone\tAdd memory\n"
+        "X002\thccl-timeout\tsymptom\tA peer was slow\tLook elsewhere\n",
+        encoding="utf-8",
+    )
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "worker_0.log").write_text("X002: waited\nX001: out of memory\n", encoding="utf-8")
+    code = main(["triage", str(logs), "--rules", str(rules), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert report["root_cause"]["category"] == "host-oom"
+    mine = {f["message"]: f for f in report["findings"] if f["rule"] == "my-codes"}
+    assert mine["X001 Host memory gone: out of memory"]["title"] == "Host memory gone"
+    assert mine["X002 A peer was slow: waited"]["category"] == "hccl-timeout"
+
+
+def test_a_lookup_row_with_an_unknown_category_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "my-codes.yaml").write_text(LOOKUP_RULE, encoding="utf-8")
+    (tmp_path / "codes.tsv").write_text("code\tcategory\nX001\tbogus\n", encoding="utf-8")
+    with pytest.raises(RuleError, match="lookup row 'X001': unknown category 'bogus'"):
+        load_rule(tmp_path / "my-codes.yaml")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from msrunwatch.judge.model import Status
-from msrunwatch.tui import cells
-from msrunwatch.tui.logtail import read_tail
+from msrunwatch.tui import cells, logdoc
 from msrunwatch.tui.rows import PROBLEMS, Rows, parse_ranks
+from msrunwatch.tui.widgets.row_painter import fit
 from tests.tui.tui_scenarios import NOW, rank_report, synthetic
 
 
@@ -142,15 +142,56 @@ def test_columns_appear_when_some_rank_has_data() -> None:
     assert "mem" in [c.key for c in rows.columns()]
 
 
-def test_read_tail_reads_only_the_end(tmp_path: Path) -> None:
+def test_columns_drop_by_priority_on_a_narrow_terminal() -> None:
+    """At 80 columns the memory bar beats HOST when every rank is on one host; RANK,
+    STATUS and FIRST ERROR always stay."""
+    rows = Rows()
+    rows.apply([dataclasses.replace(rank_report(r), host="node0") for r in range(8)], {}, NOW)
+    narrow = [c.key for c in fit(rows.columns(), rows.host_width, rows.error_width, 80)]
+    assert narrow[:2] == ["rank", "status"] and narrow[-1] == "error"
+    assert "mem" in narrow and "host" not in narrow
+    wide = [c.key for c in fit(rows.columns(), rows.host_width, rows.error_width, 200)]
+    assert wide == [c.key for c in rows.columns()]
+
+
+def test_a_log_document_indexes_in_blocks_and_follows_growth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(logdoc, "BLOCK", 64)
     log = tmp_path / "worker_0.log"
-    log.write_bytes(b"".join(b"line %06d\n" % i for i in range(20000)) + b"partial \xff")
-    tail = read_tail(str(log), max_bytes=1024)
-    assert tail.lines[-1] == "partial \ufffd"
-    assert tail.lines[-2] == "line 019999"
-    assert all(line.startswith("line ") for line in tail.lines[:-1])
-    assert len(tail.lines) < 100 and tail.size == log.stat().st_size
+    lines = [f"line {i:06d} " + "x" * (i % 90) for i in range(500)]
+    log.write_text("\n".join(lines[:300]))  # the last line is being written
+    doc = logdoc.LogDoc(str(log))
+    assert doc.index() and len(doc) == 300
+    assert [doc.line(i) for i in (0, 123, 299)] == [lines[0], lines[123], lines[299]]
+    with log.open("a") as fh:
+        fh.write(" end\n" + "\n".join(lines[300:]) + "\n")
+    assert doc.index() and len(doc) == 500
+    assert doc.line(299) == lines[299] + " end" and doc.line(499) == lines[499]
+    log.write_bytes(b"new run \xff\n")
+    assert doc.index() and len(doc) == 1 and doc.line(0) == "new run \ufffd"
 
 
-def test_read_tail_of_a_missing_file_says_why(tmp_path: Path) -> None:
-    assert read_tail(str(tmp_path / "nope.log")).error
+def test_a_missing_log_says_why(tmp_path: Path) -> None:
+    doc = logdoc.LogDoc(str(tmp_path / "nope.log"))
+    assert not doc.index() and doc.error and doc.line(0) == ""
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        (
+            "[ERROR] RUNTIME_FRAMEWORK(31813,7f78777fe6c0,python):2026-11-21-05:34:25.600.374 "
+            "[mindspore/ccsrc/backend/ms_backend/runtime/actors/base/memory_manager_actor.cc:515]"
+            " SetOpContextMemoryAllocFail] #umsg#Memory not enough",
+            "05:34:25.600 ERROR #umsg#Memory not enough",
+        ),
+        (
+            "[WARNING] DISTRIBUTED(4242,ffff,python):2026-11-21-05:34:25.600.324 [a.cc:1] hello",
+            "05:34:25.600 WARN  hello",
+        ),
+        ("Traceback (most recent call last):", "Traceback (most recent call last):"),
+    ],
+)
+def test_the_glog_prefix_is_condensed_to_time_and_level(line: str, shown: str) -> None:
+    assert logdoc.condense(line) == shown

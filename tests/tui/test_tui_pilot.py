@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from textual.widgets import Input, RichLog
+from textual.widgets import Input
 
 from msrunwatch.live.run import Update
 from msrunwatch.tui.app import MsrunwatchApp
@@ -53,10 +53,11 @@ async def test_shows_every_rank_and_the_verdict() -> None:
         titles = line(target.table, 0)
         for title in ("RANK", "HOST", "STATUS", "PHASE", "COMPILE", "STEP", "LOSS", "STEP MS"):
             assert title in titles
-        for title in ("PEAK MB", "ACTUAL MB", "DEVICE MB", "SILENT", "FIRST ERROR"):
+        for title in ("PEAK", "ACTUAL", "LIMIT", "DEVICE", "OF LIMIT", "SILENT", "FIRST ERROR"):
             assert title in titles
         assert "ascend-910b-node01 finished" in line(target.table, 1)
-        assert "66%" in line(target.table, 1)
+        assert "40.1 GiB 42.5 GiB 56.8 GiB 64.0 GiB" in line(target.table, 1)
+        assert "75%" in line(target.table, 1)  # of the usable limit, not of the card
         assert "OK" in header_text(target) and "8 finished" in header_text(target)
         assert target.verdict_code == 0
 
@@ -181,14 +182,14 @@ async def test_detail_screen_opens_on_enter_and_closes_on_escape() -> None:
         await pilot.pause()
         screen = target.screen
         assert isinstance(screen, RankDetail) and screen.rank.rank == 1
-        log = screen.query_one("#detail-lines", RichLog)
-        assert log.lines, "the end of worker_1.log is shown"
+        assert len(screen.doc) == 55 and screen.view.cursor == 18  # its first fault line
         findings = str(screen.query_one("#detail-findings").render())
         assert "oom-memory-not-enough" in findings and "msrun_log/worker_1.log:20" in findings
         assert "failed" in str(screen.query_one("#detail-figures").render())
-        await pilot.press("escape")
+        await pilot.press("q")  # back, not quit
         assert not isinstance(target.screen, RankDetail)
         assert target.focused is target.table
+        assert target.is_running
 
 
 async def test_a_stalled_rank_shows_as_stalled() -> None:
@@ -260,7 +261,7 @@ async def test_findings_are_grouped_across_ranks_root_cause_first() -> None:
         assert "ROOT CAUSE" in body
 
 
-async def test_a_finding_the_verdict_drops_stays_but_is_marked_gone() -> None:
+async def test_a_finding_the_verdict_drops_stays_but_is_marked_withdrawn() -> None:
     """Half-way through catching up, a rank looks silent; once its log is read, it is not."""
     report = oom_with_timeouts()
     silent = dataclasses.replace(
@@ -278,8 +279,8 @@ async def test_a_finding_the_verdict_drops_stays_but_is_marked_gone() -> None:
         assert target.findings.ordered()[-1].rule == "silent-rank"
         body = str(target.findings.query_one("#findings-body").render())
         assert body.count("ROOT CAUSE") == 1
-        assert "gone  error   silent-rank on rank 5" in body
-        assert "1 gone" in str(target.findings.border_title)
+        assert "withdrawn (no longer in the verdict)  error   silent-rank on rank 5" in body
+        assert "1 withdrawn" in str(target.findings.border_title)
 
 
 async def test_a_truncated_log_is_announced() -> None:

@@ -10,15 +10,18 @@ rewrites tests/tui/__snapshots__/ and the diff of the SVGs is what a reviewer ch
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
 from msrunwatch.judge.model import FirstError, Report, RootCause, Status
 from msrunwatch.live.run import LiveRun, Update
 from msrunwatch.rules.loader import load_rules
+from msrunwatch.tui.messages import TargetsAwaited
 from tests.tui.tui_scenarios import (
     NOW,
     app,
@@ -31,8 +34,10 @@ from tests.tui.tui_scenarios import (
     with_stalled,
 )
 
-SIZE = (160, 40)
+SIZES = [(80, 24), (200, 50)]
+"""The smallest terminal the view is laid out for, and a large one."""
 SnapCompare = Callable[..., bool]
+sizes = pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 
 
 def feeding(update: Update, *keys: str) -> Callable[[Pilot[int]], object]:
@@ -43,57 +48,87 @@ def feeding(update: Update, *keys: str) -> Callable[[Pilot[int]], object]:
             widget.cursor_blink = False
         post(pilot.app, update)  # type: ignore[arg-type]
         await pilot.pause()
-        if keys:
-            await pilot.press(*keys)
+        for key in keys:
+            await pilot.press(key)
             await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
 
     return run_before
 
 
+@sizes
 class TestMainScreen:
-    def test_healthy_eight_ranks(self, snap_compare: SnapCompare) -> None:
+    def test_healthy_eight_ranks(self, snap_compare: SnapCompare, size: tuple[int, int]) -> None:
         """Pipeline-parallel Ascend run that finished: memory bars, compile times, no faults."""
         update = snapshot(healthy(8))
-        assert snap_compare(app(), terminal_size=SIZE, run_before=feeding(update))
+        assert snap_compare(app(), terminal_size=size, run_before=feeding(update))
 
-    def test_oom_with_hccl_timeouts(self, snap_compare: SnapCompare) -> None:
+    def test_oom_with_hccl_timeouts(self, snap_compare: SnapCompare, size: tuple[int, int]) -> None:
         """Rank 3 ran out of memory; the seven others timed out in HCCL (EI0006) minutes later."""
         update = snapshot(oom_with_timeouts())
-        assert snap_compare(app(), terminal_size=SIZE, run_before=feeding(update))
+        assert snap_compare(app(), terminal_size=size, run_before=feeding(update))
 
-    def test_stalled_rank(self, snap_compare: SnapCompare) -> None:
+    def test_stalled_rank(self, snap_compare: SnapCompare, size: tuple[int, int]) -> None:
         """Rank 5 has written nothing for 5 minutes while 15 others train."""
         report, silence = with_stalled(synthetic(16), rank=5, silent_s=312)
         update = snapshot(report, silence=silence)
-        assert snap_compare(app(), terminal_size=SIZE, run_before=feeding(update))
+        assert snap_compare(app(), terminal_size=size, run_before=feeding(update))
 
-    def test_empty_directory(self, snap_compare: SnapCompare, tmp_path: Path) -> None:
+    def test_empty_directory(
+        self, snap_compare: SnapCompare, size: tuple[int, int], tmp_path: Path
+    ) -> None:
         """Watching a directory msrun has not written to yet."""
         live = LiveRun([str(tmp_path)], load_rules())
         update = dataclasses.replace(live.tick(), time=NOW)
         live.close()
         target = app(targets=("output/msrun_log",))
-        assert snap_compare(target, terminal_size=SIZE, run_before=feeding(update))
+        assert snap_compare(target, terminal_size=size, run_before=feeding(update))
 
-    def test_1024_ranks_sorted_worst_first(self, snap_compare: SnapCompare) -> None:
+    def test_1024_ranks_sorted_worst_first(
+        self, snap_compare: SnapCompare, size: tuple[int, int]
+    ) -> None:
         """1,024 ranks, one OOM and 40 HCCL timeouts, sorted by status: the faults on top."""
         update = snapshot(many_ranks_failing(), behind=12)
-        target = app()
-        assert snap_compare(target, terminal_size=SIZE, run_before=feeding(update, "s", "s"))
+
+        async def run_before(pilot: Pilot[int]) -> None:
+            await feeding(update)(pilot)  # type: ignore[misc]
+            pilot.app.table.sort_by("status")  # type: ignore[attr-defined]
+            await pilot.pause()
+
+        assert snap_compare(app(), terminal_size=size, run_before=run_before)
 
 
+@sizes
 class TestScreens:
-    def test_rank_detail(self, snap_compare: SnapCompare) -> None:
-        """Enter on the root-cause rank: figures, its findings with file:line, its log's end."""
+    def test_rank_detail(self, snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+        """Enter on the root-cause rank: figures, its findings, its log at the first fault."""
         update = snapshot(oom_with_timeouts())
-        run_before = feeding(update, "c", "enter")
-        assert snap_compare(app(), terminal_size=SIZE, run_before=run_before)
+        run_before = feeding(update, "c", "enter", "e")
+        assert snap_compare(app(), terminal_size=size, run_before=run_before)
 
-    def test_help(self, snap_compare: SnapCompare) -> None:
-        """`?` lists every key."""
+    def test_timeline(self, snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+        """`t`: every rank's warnings and errors by log time, filtered to errors."""
+        update = snapshot(oom_with_timeouts())
+        run_before = feeding(update, "t", "l")
+        assert snap_compare(app(), terminal_size=size, run_before=run_before)
+
+    def test_help(self, snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+        """`?` lists every key and the memory legend."""
         update = snapshot(synthetic(8))
         run_before = feeding(update, "question_mark")
-        assert snap_compare(app(), terminal_size=(100, 36), run_before=run_before)
+        assert snap_compare(app(), terminal_size=size, run_before=run_before)
+
+
+def test_waiting_for_the_log_directory(snap_compare: SnapCompare) -> None:
+    """`msrunwatch job/msrun_log` before msrun created it."""
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        pilot.app.post_message(TargetsAwaited(("job/msrun_log",), time.monotonic() - 12.5, False))
+        await pilot.pause()
+
+    target = app(targets=("job/msrun_log",))
+    assert snap_compare(target, terminal_size=(80, 24), run_before=run_before)
 
 
 def many_ranks_failing() -> Report:

@@ -147,7 +147,10 @@ def test_plain_exception_fires_the_python_fallback(scan_text: ScanText) -> None:
     facts = scan_text(data)
     assert [(h.rule, h.line) for h in facts.hits] == [("python-exception", 42)]
     hit = facts.hits[0]
-    assert hit.message == "RuntimeError: msrunwatch test: deliberate failure on rank 1 at step 3"
+    assert hit.message == (
+        "RuntimeError: msrunwatch test: deliberate failure on rank 1 at step 3"
+        " (at train_dense.py:79 in on_train_step_end)"
+    )
     # The traceback has no timestamp: it is dated by the first GLOG line after it (the
     # process's exit lines), not by the one before it (start-up, a minute earlier).
     assert not hit.time_exact

@@ -27,7 +27,9 @@ TICK_S = 0.1
 """Period of the ticks: each one stats every followed file, so this bounds the latency."""
 MIN_GAP_S = 0.02
 """Shortest pause between two ticks, even after a slow one, so the loop never spins."""
-RUNNING = frozenset({Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED})
+RUNNING = frozenset(
+    {Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED, Status.WAITING}
+)
 """Statuses of a rank that has not ended yet."""
 
 

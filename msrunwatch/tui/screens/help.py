@@ -17,36 +17,54 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         "Ranks",
         (
             ("↑ ↓  j k", "move the cursor"),
-            ("PgUp PgDn  Home End  g G", "a page up or down, the first or last rank"),
-            ("enter, double click", "the rank's detail: last lines of its log, figures, findings"),
-            ("s", "sort by the next column (or click a column title)"),
+            ("PgUp PgDn Home End g G", "a page up or down, the first or last rank"),
+            ("enter, double click", "the rank's log, figures and findings"),
+            ("s", "sort by the next column (or click a title)"),
             ("r", "reverse the sort"),
-            ("f", "status filter: all, problems, then each status present"),
-            ("/", "filter by text: a rank list (0-7,12) or words of host, status, error"),
+            ("f", "status filter: all, problems, each status"),
+            ("/", "filter: ranks (0-7,12), host, status, error"),
             ("escape", "clear both filters"),
             ("c", "put the cursor on the root-cause rank"),
+            ("a", "every column, or only those that fit"),
             ("← →", "scroll the table sideways"),
         ),
     ),
     (
         "The run",
         (
-            ("p, space", "pause: the table stops changing, findings still arrive; again: follow"),
-            ("tab", "move between the table, the filter and the findings"),
+            ("t", "timeline: every rank's errors, by log time"),
+            ("tab", "go to the table, the filter, the findings"),
+            ("enter (findings)", "open a finding's evidence at its line"),
+            ("p, space", "pause the table (findings still come); follow"),
             ("?", "this help"),
-            ("q, ctrl+c", "quit; the exit code is triage's: 1 if the run failed"),
+            ("q, ctrl+c", "quit; exit code as triage's (1: the run failed)"),
         ),
     ),
     (
-        "Rank detail",
+        "Log (rank detail, timeline)",
         (
-            ("escape", "back to the ranks"),
-            ("r", "read the end of the log again"),
-            ("↑ ↓ PgUp PgDn", "scroll the lines"),
+            ("↑ ↓ PgUp PgDn g G", "move the cursor line"),
+            ("/  n N", "search (a capital: exact case); next, previous"),
+            ("e E", "next, previous error line"),
+            ("w", "wrap long lines, or scroll sideways"),
+            ("x", "the full GLOG prefix, or time and level"),
+            ("o", "$VISUAL, $EDITOR or $PAGER at the line"),
+            ("l  f  enter", "timeline: levels, ranks, open the line"),
+            ("q, escape", "back"),
         ),
     ),
 )
 """Every key, by screen: what the help screen lists."""
+
+MEMORY: tuple[tuple[str, str], ...] = (
+    ("PEAK", "memory used at its peak"),
+    ("ACTUAL", "that peak with fragments: what had to fit"),
+    ("LIMIT", "what MindSpore may use (max_device_memory)"),
+    ("DEVICE", "the card's memory"),
+    ("OF LIMIT", "ACTUAL / LIMIT (green < 80%, yellow < 95%)"),
+    ("MiB, GiB", '2^20, 2^30 bytes (MindSpore\'s "MB" are MiB)'),
+)
+"""The memory columns' legend."""
 
 
 def help_text() -> Content:
@@ -58,6 +76,8 @@ def help_text() -> Content:
             lines.append(Content(""))
         lines.append(Content.styled(title, "bold $text-primary"))
         lines += [Content.assemble((f"  {key:<{width}}  ", "bold"), what) for key, what in rows]
+    lines += [Content(""), Content.styled("Memory columns", "bold $text-primary")]
+    lines += [Content.assemble((f"  {key:<{width}}  ", "bold"), what) for key, what in MEMORY]
     return Content("\n").join(lines)
 
 

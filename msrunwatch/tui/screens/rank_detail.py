@@ -1,177 +1,100 @@
-"""One rank up close: its figures, its findings with file:line, the last lines of its log."""
+"""One rank up close: its figures, its findings with file:line, and its log in a viewer
+(line numbers, search, next error, wrap, $EDITOR at the line)."""
 
 from __future__ import annotations
 
 import os
-import re
+import subprocess
 from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
-from rich.text import Text
+from textual import on, work
+from textual.app import SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, RichLog, Static
+from textual.widgets import Footer, Input, Static
 
 from msrunwatch.judge.model import Finding, RankReport
-from msrunwatch.read.timestamps import clock
 from msrunwatch.report import fmt
 from msrunwatch.tui import cells
-from msrunwatch.tui.logtail import TAIL_BYTES, read_tail
+from msrunwatch.tui.figures import figures, rank_findings
+from msrunwatch.tui.logdoc import LogDoc
+from msrunwatch.tui.widgets.log_view import LogView
 
-_ERROR = re.compile(r"^\[(ERROR|CRITICAL)\]|^Traceback|^\w*(Error|Exception)\b|^RuntimeError")
-_WARNING = re.compile(r"^\[WARNING\]")
-FAULT_CONTEXT = 4
-"""Lines shown above the first fault line of a rank that ended."""
-
-
-def figures(r: RankReport) -> Content:
-    """Status, host, log, progress, compile and memory as labelled lines."""
-    rows: list[tuple[str, str | Content]] = [
-        ("status", Content.assemble((r.status.value, cells.STATUS_STYLE[r.status]), _reason(r))),
-        ("host", _host(r)),
-        ("log", _log(r)),
-        ("progress", _progress(r)),
-        ("compile", _compile(r)),
-        ("memory", _memory(r)),
-        ("first error", cells.first_error(r) or "-"),
-    ]
-    return Content("\n").join(
-        Content.assemble((f"{label:<12}", "$text-muted"), value) for label, value in rows
-    )
+BACKGROUND_INDEX = 32 << 20
+"""Logs larger than this are first indexed on a worker thread (the screen opens at once)."""
 
 
-def _reason(r: RankReport) -> str:
-    return f" — {cells.printable(r.status_reason)}" if r.status_reason else ""
+class FileSource:
+    """A log file for the viewer: its lines, numbered from 1 in the gutter."""
+
+    def __init__(self, doc: LogDoc) -> None:
+        self.doc = doc
+
+    def __len__(self) -> int:
+        return len(self.doc)
+
+    def line(self, n: int) -> str:
+        return self.doc.line(n)
+
+    def gutter(self, n: int) -> str:
+        return f"{n + 1:>{len(str(len(self.doc)))}} "
 
 
-def _host(r: RankReport) -> str:
-    parts = [cells.printable(r.host or "-")]
-    if r.pid is not None:
-        parts.append(f"pid {r.pid}")
-    if r.exit_code is not None:
-        parts.append(f"exit code {r.exit_code}")
-    return "   ".join(parts)
+def editor_command(path: str, line: int, env: dict[str, str]) -> list[str]:
+    """$VISUAL or $EDITOR at the line (`vi +20 FILE`), else $PAGER (`less +20g FILE`)."""
+    import shlex
 
-
-def _log(r: RankReport) -> str:
-    return f"{r.file or '-'}  ({r.lines} lines, {clock(r.first_time)} - {clock(r.last_time)})"
-
-
-def _progress(r: RankReport) -> str:
-    p = r.progress
-    if p is None:
-        return "-"
-    parts = [f"step {p.step}" + (f" (epoch {p.epoch})" if p.epoch is not None else "")]
-    parts.append(f"loss {fmt.loss(p.loss)}")
-    if p.step_time_ms is not None:
-        parts.append(f"{cells.millis(p.step_time_ms)} ms/step")
-    if p.cadence_s is not None:
-        parts.append(f"a line every {p.cadence_s:.1f}s")
-    return ", ".join(parts)
-
-
-def _compile(r: RankReport) -> str:
-    c = r.compile
-    if c is None:
-        return "-"
-    text = f"{c.count} graph(s), {c.total_ms / 1000:.2f}s"
-    if c.in_progress:
-        text += f"; compiling now ({c.started} started)"
-    if c.stages:
-        text += "; slowest: " + ", ".join(f"{n} {ms / 1000:.2f}s" for n, ms in c.stages[:3])
-    return text
-
-
-def _memory(r: RankReport) -> Content:
-    m = r.memory
-    if m is None:
-        return Content("-")
-    text = (
-        f"device {fmt.megabytes(m.device_mb)} MB, limit {fmt.megabytes(m.used_mb)}, "
-        f"peak used {fmt.megabytes(m.peak_used_mb)}, actual peak {fmt.megabytes(m.peak_actual_mb)}"
-    )
-    ratio = cells.memory_ratio(r)
-    if ratio is None:
-        return Content(text)
-    style = "$success" if ratio < 0.8 else "$warning" if ratio < 0.95 else "$error"
-    return Content.assemble(text, "  ", (cells.bar(ratio), style), f" {ratio:.0%}")
-
-
-def rank_findings(rank: int, findings: Iterable[Finding]) -> Content:
-    """The findings on this rank, each with file:line of every occurrence on it."""
-    lines: list[Content] = []
-    for f in findings:
-        if rank not in f.ranks:
-            continue
-        style = cells.SEVERITY_STYLE.get(f.severity.value, "")
-        role = (f"  [{f.role}]", "$text-muted")
-        lines.append(Content.assemble((f"{f.severity.value:<8}", style), (f.rule, "bold"), role))
-        mine = [o for o in f.occurrences if o.rank == rank] or list(f.occurrences[:1])
-        for o in mine:
-            stamp = fmt.when(o.time, o.time_exact)
-            count = f"  (x{o.count})" if o.count > 1 else ""
-            where = fmt.where_path(None, o.file, o.line)
-            lines.append(Content(f"  {where}  {stamp}{count}"))
-            message = cells.printable(o.message or f.message)
-            lines.append(Content.styled(f"  {message}", "$text-muted"))
-    if not lines:
-        return Content.styled("no findings on this rank", "$text-muted")
-    return Content("\n").join(lines)
-
-
-def highlight(lines: Sequence[str], faults: Iterable[str]) -> tuple[Text, int | None]:
-    """Log lines as one Text (never markup), the lines that fired a rule highlighted.
-
-    Returns the text and the index of the first line that fired a rule, if any did.
-    """
-    fault_lines = {cells.printable(f).strip() for f in faults if f.strip()}
-    text = Text(no_wrap=True)
-    first: int | None = None
-    for n, raw in enumerate(lines):
-        line = cells.printable(raw)
-        if line.strip() in fault_lines:
-            style = "bold white on dark_red"
-            first = n if first is None else first
-        elif _ERROR.search(line):
-            style = "red"
-        elif _WARNING.search(line):
-            style = "yellow"
-        else:
-            style = ""
-        text.append(line, style)
-        if n < len(lines) - 1:
-            text.append("\n")
-    return text, first
+    editor = env.get("VISUAL") or env.get("EDITOR")
+    if editor:
+        return [*shlex.split(editor), f"+{line}", path]
+    pager = shlex.split(env.get("PAGER") or "less")
+    jump = f"+{line}g" if os.path.basename(pager[0]) == "less" else f"+{line}"
+    return [*pager, jump, path]
 
 
 class RankDetail(Screen[None]):
-    """Pushed by enter on a rank; escape goes back."""
+    """One rank's figures and findings over its log; q or escape goes back."""
 
     DEFAULT_CSS = """
     RankDetail {
         & > #detail-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
-        & > #detail-top { height: auto; max-height: 50%; }
-        & #detail-figures { width: 1fr; height: auto; padding: 0 1; }
+        & > #detail-top { height: auto; max-height: 35%; }
+        & #detail-figures { width: 1fr; height: auto; padding: 0 1;
+                            text-wrap: nowrap; text-overflow: ellipsis; }
         & #detail-findings-box { width: 1fr; height: auto; max-height: 12; padding: 0 1; }
+        & #detail-findings { text-wrap: nowrap; text-overflow: ellipsis; }
         & > #detail-lines-title { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
         & > #detail-lines { height: 1fr; }
+        & > #detail-search { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
+        & > #detail-search.-active { display: block; }
     }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back"),
-        Binding("r", "reload", "Read again"),
+        Binding("escape,q", "back", "Back"),
+        Binding("slash", "search", "Search"),
+        Binding("o", "open", "Open in $EDITOR"),
+        Binding("r", "reload", "Read again", show=False),
     ]
 
-    def __init__(self, rank: RankReport, findings: Sequence[Finding]) -> None:
+    def __init__(
+        self,
+        rank: RankReport,
+        findings: Sequence[Finding],
+        line: int | None = None,
+        path: str | None = None,
+    ) -> None:
         super().__init__()
         self.rank = rank
         self.findings = tuple(findings)
-        self.read_size = -1
-        """Size of the log when its end was last read."""
+        self.start_line = line
+        """The line (1-based) to open at: a finding's evidence; None: the fault, or the end."""
+        self._path = path
+        self.doc = LogDoc(self.path or "")
 
     def compose(self) -> Iterable[Widget]:
         yield Static(id="detail-title")
@@ -180,63 +103,145 @@ class RankDetail(Screen[None]):
             with VerticalScroll(id="detail-findings-box"):
                 yield Static(id="detail-findings")
         yield Static(id="detail-lines-title")
-        yield RichLog(id="detail-lines", markup=False, highlight=False, wrap=False)
+        yield LogView(FileSource(self.doc), id="detail-lines")
+        yield Input(placeholder="search (enter; n/N next/previous)", id="detail-search")
         yield Footer()
 
+    @property
+    def view(self) -> LogView:
+        return self.query_one("#detail-lines", LogView)
+
     def on_mount(self) -> None:
+        self.query_one("#detail-top").display = self.rank.rank >= 0  # not the scheduler's
         self._show_figures()
-        self.action_reload()
-        self.query_one("#detail-lines").focus()
+        self.view.focus()
+        path = self.path
+        size = os.path.getsize(path) if path and os.path.isfile(path) else 0
+        if size > BACKGROUND_INDEX:
+            self._caption(f"{path}: counting the lines of {fmt.size(size)}…")
+            self._index_log()
+            return
+        self._read()
+        self.call_after_refresh(self.view.go_to, self._opening_line())
+
+    @work(thread=True, exclusive=True, group="log-index", description="Index the log")
+    def _index_log(self) -> None:
+        """A large log's first index, off the UI thread (about a second per GiB)."""
+        doc = LogDoc(self.doc.path)
+        doc.index()
+        self.app.call_from_thread(self._indexed, doc)
+
+    def _indexed(self, doc: LogDoc) -> None:
+        self.doc = doc
+        self.view.source = FileSource(doc)
+        self._read()
+        self.view.go_to(self._opening_line())
 
     @property
     def path(self) -> str | None:
         r = self.rank
-        return None if r.file is None else os.path.join(r.log_dir or "", r.file)
+        if self._path is not None:
+            return self._path
+        return None if r.file is None else fmt.join_path(r.log_dir, r.file)
+
+    def _fault_lines(self) -> frozenset[int]:
+        """The lines (0-based) of this rank's findings in this file."""
+        mine = self.rank.file
+        return frozenset(
+            o.line - 1
+            for f in self.findings
+            for o in f.occurrences
+            if o.rank == self.rank.rank and o.file == mine and o.line
+        )
+
+    def _opening_line(self) -> int:
+        """The asked line; else a rank that ended opens at its first fault, one still
+        running at its end (following it)."""
+        if self.start_line is not None:
+            return self.start_line - 1
+        faults = sorted(self.view.faults)
+        if faults and not cells.is_running(self.rank.status):
+            return faults[0]
+        return -1
 
     def show(self, rank: RankReport, findings: Sequence[Finding]) -> None:
         """A newer snapshot of this rank; the log is read again if it grew and is followed."""
         grew = rank.lines != self.rank.lines
         self.rank, self.findings = rank, tuple(findings)
         self._show_figures()
-        log = self.query_one("#detail-lines", RichLog)
-        if grew and log.is_vertical_scroll_end:
-            self.action_reload()
+        following = self.view.cursor >= len(self.doc) - 1
+        if grew and following:
+            self._read()
+            self.view.go_to(-1)
 
     def _show_figures(self) -> None:
         r = self.rank
         title = Content.assemble(
-            f"Rank {r.rank}  ",
-            (r.status.value, cells.STATUS_STYLE[r.status]),
+            f"Rank {r.rank}  " if r.rank >= 0 else f"{r.file}  ",
+            (r.status.value, cells.status_style(r.status)),
             (f"  {cells.printable(r.host or '')}  {r.log_dir or ''}", "$text-muted"),
         )
         self.query_one("#detail-title", Static).update(title)
         self.query_one("#detail-figures", Static).update(figures(r))
         self.query_one("#detail-findings", Static).update(rank_findings(r.rank, self.findings))
 
+    def _read(self) -> None:
+        """Index what the log has now (from where the last read ended)."""
+        if self.path is None:
+            self._caption("this rank has no log file")
+            return
+        self.doc.index()
+        if self.doc.error:
+            self._caption(f"{self.path}: {self.doc.error}")
+            return
+        self.view.faults = self._fault_lines()
+        self.view.reload()
+        self._caption()
+
+    def _caption(self, text: str | None = None) -> None:
+        if text is None:
+            view = self.view
+            wrap = "wrap" if view.wrap else "no wrap"
+            text = f"{self.path}  line {view.cursor + 1} of {len(self.doc)}  ({wrap})"
+        self.query_one("#detail-lines-title", Static).update(text)
+
+    def on_log_view_cursor_moved(self, message: LogView.CursorMoved) -> None:
+        self._caption()
+
     def action_reload(self) -> None:
-        """Read the end of the log again (one pread of at most TAIL_BYTES)."""
-        log = self.query_one("#detail-lines", RichLog)
-        caption = self.query_one("#detail-lines-title", Static)
-        path = self.path
-        if path is None:
-            caption.update("this rank has no log file")
+        """Read the log again: what was appended, or all of it after a truncation."""
+        self._read()
+
+    def action_search(self) -> None:
+        search = self.query_one("#detail-search", Input)
+        search.value = ""
+        search.add_class("-active")
+        search.focus()
+
+    @on(Input.Submitted, "#detail-search")
+    def _searched(self, event: Input.Submitted) -> None:
+        event.input.remove_class("-active")
+        self.view.focus()
+        self.view.search(event.value)
+
+    def action_open(self) -> None:
+        """The log in $EDITOR (or $PAGER) at the cursor's line; back here when it quits."""
+        if self.path is None:
             return
-        tail = read_tail(path)
-        if tail.error:
-            caption.update(f"{path}: {tail.error}")
-            return
-        log.clear()
-        faults = [o.text for f in self.findings for o in f.occurrences if o.rank == self.rank.rank]
-        text, fault = highlight(tail.lines, faults)
-        ended = self.rank.status not in cells.RUNNING
-        log.write(text, scroll_end=fault is None or not ended)
-        if fault is not None and ended:  # a rank that died: show where, with some context
-            self.call_after_refresh(log.scroll_to, y=max(fault - FAULT_CONTEXT, 0), animate=False)
-        self.read_size = tail.size
-        caption.update(
-            f"last {len(tail.lines)} lines of {path} "
-            f"(the last {fmt.size(min(tail.size, TAIL_BYTES))} of {fmt.size(tail.size)})"
-        )
+        command = editor_command(self.path, self.view.cursor + 1, dict(os.environ))
+        try:
+            with self.app.suspend():
+                subprocess.run(command, check=False)
+        except SuspendNotSupported:  # no terminal to hand over (a headless test)
+            subprocess.run(command, check=False)
+        except OSError as exc:
+            self.notify(f"cannot run {command[0]}: {exc.strerror}", severity="error")
+        self._read()
 
     def action_back(self) -> None:
+        search = self.query_one("#detail-search", Input)
+        if search.has_class("-active"):
+            search.remove_class("-active")
+            self.view.focus()
+            return
         self.dismiss(None)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import ClassVar
 
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.geometry import Region
+from textual.message import Message
 from textual.widgets import Static
 
 from msrunwatch.judge.model import Finding, Report, RootCause
@@ -13,6 +17,8 @@ from msrunwatch.report import fmt
 from msrunwatch.tui import cells
 
 Key = tuple[str, str]
+ROLE_ORDER = {"root-cause": 0, "note": 2}
+"""The root cause first, context notes after the faults (any other role in between)."""
 
 
 def describe(f: Finding) -> str:
@@ -35,8 +41,9 @@ def location(f: Finding) -> str:
     return fmt.where_path(None, first.file, first.line) + (f"  {stamp}" if stamp else "")
 
 
-class FindingsPanel(VerticalScroll):
-    """Every finding announced so far; none is ever dropped, a changed one moves to the top."""
+class FindingsPanel(VerticalScroll, can_focus=True):
+    """Every finding announced so far; none is ever dropped, a changed one moves to the top.
+    Focused (tab), up and down choose one and enter opens its evidence at the line."""
 
     DEFAULT_CSS = """
     FindingsPanel {
@@ -45,8 +52,26 @@ class FindingsPanel(VerticalScroll):
         border-title-color: $text-primary;
         padding: 0 1;
         & > Static { text-wrap: nowrap; text-overflow: ellipsis; }
+        &:focus { border-top: solid $primary; }
     }
     """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "choose(-1)", "Up", show=False),
+        Binding("down,j", "choose(1)", "Down", show=False),
+        Binding("enter", "evidence", "Evidence"),
+    ]
+
+    class EvidenceRequested(Message):
+        """The user asked to see the line a finding was seen at."""
+
+        def __init__(self, panel: FindingsPanel, finding: Finding) -> None:
+            super().__init__()
+            self.panel = panel
+            self.finding = finding
+
+        @property
+        def control(self) -> FindingsPanel:
+            return self.panel
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -59,6 +84,8 @@ class FindingsPanel(VerticalScroll):
         self._judged = 0
         """Batch of the newest verdict: findings older than it and not in it are gone."""
         self._report: Report | None = None
+        self.chosen = 0
+        """The finding under the cursor, by its place in `ordered()`."""
 
     def compose(self) -> Iterable[Static]:
         yield Static(Content.styled("no findings yet", "$text-muted"), id="findings-body")
@@ -94,13 +121,13 @@ class FindingsPanel(VerticalScroll):
 
     def ordered(self) -> list[Finding]:
         """Root cause first, then the newest first (a batch keeps the verdict's order), then
-        the findings that are gone."""
+        notes, then the findings that are gone."""
         return [f for _, _, f in self._entries()]
 
     def _entries(self) -> list[tuple[int, int, Finding]]:
         def order(entry: tuple[int, int, Finding]) -> tuple[int, int, int]:
             batch, position, f = entry
-            group = 2 if self.is_gone(batch, f) else 0 if f.role == "root-cause" else 1
+            group = 3 if self.is_gone(batch, f) else ROLE_ORDER.get(f.role, 1)
             return group, -batch, position
 
         return sorted(self.findings.values(), key=order)
@@ -109,21 +136,49 @@ class FindingsPanel(VerticalScroll):
         """Announced before the newest verdict, and not in it."""
         return batch < self._judged and (f.rule, f.fingerprint) not in self._current
 
+    def action_choose(self, delta: int) -> None:
+        count = len(self.findings)
+        if not count:
+            return
+        self.chosen = max(0, min(self.chosen + delta, count - 1))
+        self._redraw()
+        self.scroll_to_region(Region(0, 2 * self.chosen, 1, 2), animate=False)
+
+    def action_evidence(self) -> None:
+        entries = self.ordered()
+        if entries:
+            self.post_message(
+                self.EvidenceRequested(self, entries[min(self.chosen, len(entries) - 1)])
+            )
+
+    def on_focus(self) -> None:
+        self._redraw()
+
+    def on_blur(self) -> None:
+        self._redraw()
+
     def _redraw(self) -> None:
         entries = self._entries()
         gone = [self.is_gone(batch, f) for batch, _, f in entries]
         live = [f for (_, _, f), g in zip(entries, gone, strict=True) if not g]
         errors = sum(1 for f in live if f.severity.value == "error")
         title = f"Findings ({len(live)}, {errors} errors"
-        self.border_title = title + (f", {len(entries) - len(live)} gone)" if sum(gone) else ")")
+        withdrawn = f", {len(entries) - len(live)} withdrawn)" if sum(gone) else ")"
+        self.border_title = title + withdrawn
         lines = [self._lines(f, g) for (_, _, f), g in zip(entries, gone, strict=True)]
+        if self.has_focus and lines:
+            at = min(self.chosen, len(lines) - 1)
+            lines[at] = lines[at].stylize("reverse")
         self.query_one("#findings-body", Static).update(Content("\n").join(lines))
 
     def _lines(self, f: Finding, gone: bool) -> Content:
         root = f.role == "root-cause" and not gone
         severity = f"{f.severity.value:<8}"
         if gone:
-            head = Content.styled(f"  gone  {severity}{describe(f)}  [{f.role}]", "$text-muted")
+            head = Content.styled(
+                f"  withdrawn (no longer in the verdict)  {severity}{describe(f)}  [{f.role}]",
+                "$text-muted",
+            )
         else:
             marker = ("▶ ROOT CAUSE ", "bold $text on $error") if root else ("  ", "")
             head = Content.assemble(
@@ -135,5 +190,5 @@ class FindingsPanel(VerticalScroll):
             )
         head += Content.styled("  " + location(f), "$text-muted")
         style = "$text-error" if root else "$text-muted" if gone else ""
-        body = Content.styled(f"    {cells.printable(f.message)}", style)
+        body = Content.styled(f"    {fmt.human_sizes(cells.printable(f.message))}", style)
         return Content("\n").join([head, body])

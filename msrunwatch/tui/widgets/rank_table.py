@@ -46,18 +46,18 @@ class RankTable(ScrollView, can_focus=True):
         "rank-table--bar-ok",
         "rank-table--bar-high",
         "rank-table--bar-full",
-        *(f"rank-table--{s.value}" for s in Status),
+        *(f"rank-table--{s}" for s in (*(s.value for s in Status), "waiting")),
     }
 
     DEFAULT_CSS = """
     RankTable {
-        height: 1fr;
+        height: auto;
         background: $surface;
         & > .rank-table--header { text-style: bold; background: $panel; color: $foreground; }
-        & > .rank-table--cursor {
-            background: $block-cursor-background; color: $block-cursor-foreground;
+        & > .rank-table--cursor { background: $block-cursor-background; color: auto 100%; }
+        & > .rank-table--cursor-blurred {
+            background: $block-cursor-blurred-background; color: auto 100%;
         }
-        & > .rank-table--cursor-blurred { background: $block-cursor-blurred-background; }
         & > .rank-table--root { background: $error; color: $text; text-style: bold; }
         & > .rank-table--error { color: $text-error; }
         & > .rank-table--warn { color: $text-warning; }
@@ -69,6 +69,7 @@ class RankTable(ScrollView, can_focus=True):
         & > .rank-table--killed { color: $text-accent; }
         & > .rank-table--timed-out { color: $text-warning; }
         & > .rank-table--stalled { color: $text-warning; text-style: bold reverse; }
+        & > .rank-table--waiting { color: $text-warning; text-style: italic; }
         & > .rank-table--finished { color: $text-success; }
         & > .rank-table--training { color: $text-primary; }
         & > .rank-table--compiling { color: $text-secondary; }
@@ -86,8 +87,9 @@ class RankTable(ScrollView, can_focus=True):
         Binding("end,G", "cursor_to(-1)", "Last", show=False),
         Binding("enter", "select", "Detail"),
         Binding("s", "sort", "Sort"),
-        Binding("r", "reverse", "Reverse"),
-        Binding("f", "status_filter", "Status filter"),
+        Binding("r", "reverse", "Reverse", show=False),
+        Binding("f", "status_filter", "Status"),
+        Binding("a", "every_column", "All columns", show=False),
     ]
 
     class RankSelected(Message):
@@ -121,6 +123,8 @@ class RankTable(ScrollView, can_focus=True):
         self.cursor = 0
         """Position of the cursor in the shown order."""
         self.empty_text = "waiting for rank logs…"
+        self.every_column = False
+        """Show every column, however narrow the terminal (`a`); scroll sideways to see them."""
         self.painter = RowPainter(self._style)
         self._cursor_rank: int | None = None
         self._styles: dict[str, Style] = {}
@@ -135,10 +139,11 @@ class RankTable(ScrollView, can_focus=True):
         silence: Mapping[int, float],
         at: float,
         root: frozenset[int] = frozenset(),
+        frozen: bool = False,
     ) -> None:
-        """Take a tick's ranks; repaint only what changed."""
+        """Take a tick's ranks; repaint only what changed (`frozen`: silences do not grow)."""
         before = (len(self.model.rows), self.model.generation)
-        changed = self.model.apply(ranks, silence, at)
+        changed = self.model.apply(ranks, silence, at, frozen)
         if root != self.painter.root_ranks or self.model.generation != before[1]:
             self.painter.root_ranks = root
             self.painter.clear()
@@ -188,7 +193,10 @@ class RankTable(ScrollView, can_focus=True):
     def _relayout(self) -> bool:
         """Column widths for the current width and data; True when they changed."""
         width = self.scrollable_content_region.width or self.size.width
-        return self.painter.relayout(self.model.columns(), self.model.host_width, width)
+        model = self.model
+        return self.painter.relayout(
+            model.columns(), model.host_width, model.error_width, width, self.every_column
+        )
 
     def _post_summary(self) -> None:
         model = self.model
@@ -222,7 +230,7 @@ class RankTable(ScrollView, can_focus=True):
         return style
 
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
+        scroll_y = self.scroll_offset.y
         width = self.size.width
         base = self.rich_style
         if y == 0:
@@ -237,10 +245,18 @@ class RankTable(ScrollView, can_focus=True):
             strip = self.painter.row(i, self.model.rows[i], self.model.version[i], quiet)
             if pos == self.cursor:
                 cursor = self._style("cursor" if self.has_focus else "cursor-blurred")
-                return strip.apply_style(base + cursor).crop_extend(
-                    scroll_x, scroll_x + width, base + cursor
-                )
-        return strip.apply_style(base).crop_extend(scroll_x, scroll_x + width, base)
+                return self._window(strip, base + cursor, width)
+        return self._window(strip, base, width)
+
+    def _window(self, strip: Strip, style: Style, width: int) -> Strip:
+        """The visible part of a row: RANK frozen at the left, the rest scrolled sideways."""
+        strip = strip.apply_style(style)
+        scroll_x, frozen = self.scroll_offset.x, self.painter.frozen
+        if not scroll_x or frozen >= width:
+            return strip.crop_extend(scroll_x, scroll_x + width, style)
+        start = frozen + scroll_x
+        rest = strip.crop_extend(start, start + width - frozen, style)
+        return Strip.join([strip.crop(0, frozen), rest])
 
     def _blank_line(self, pos: int, width: int, base: Style) -> Strip:
         text = ""
@@ -326,6 +342,12 @@ class RankTable(ScrollView, can_focus=True):
         self.model.text_filter = text
         self._reorder(top=True)
 
+    def action_every_column(self) -> None:
+        self.every_column = not self.every_column
+        self.notify("every column (scroll sideways)" if self.every_column else "columns that fit")
+        if self._relayout():
+            self._reorder()
+
     def tick(self) -> None:
         """Repaint the visible lines (the SILENT column reads differently as time passes)."""
         self.refresh()
@@ -341,7 +363,9 @@ class RankTable(ScrollView, can_focus=True):
         if offset is None:
             return
         if offset.y == 0:
-            x, edge = offset.x + round(self.scroll_x), 0
+            frozen = self.painter.frozen
+            x = offset.x if offset.x < frozen else offset.x + round(self.scroll_x)
+            edge = 0
             for column, width in self.painter.layout:
                 edge += width + GAP
                 if x < edge:

@@ -15,14 +15,34 @@ from textual.strip import Strip
 
 from msrunwatch.judge.model import RankReport
 from msrunwatch.tui import cells
-from msrunwatch.tui.columns import GAP, MIN_ERROR_WIDTH, Column
+from msrunwatch.tui.columns import GAP, MAX_ERROR_WIDTH, MIN_ERROR_WIDTH, Column
 
+ERROR_TARGET = 40
+"""FIRST ERROR (priority 2) is given up to this many cells before less important columns."""
 QUIET_WARN_S = 60.0
 """A running rank silent this long gets its SILENT cell in the warning colour."""
 Layout = list[tuple[Column, int]]
 
 
-def fit(text: str, width: int, right: bool = False) -> str:
+def fit(columns: Sequence[Column], host_width: int, error_width: int, width: int) -> list[Column]:
+    """The columns that fit in `width` beside FIRST ERROR's text (up to ERROR_TARGET cells),
+    dropping the highest `priority` number first; priority 0 and FIRST ERROR always stay."""
+    kept = list(columns)
+    error = min(max(error_width, MIN_ERROR_WIDTH), ERROR_TARGET)
+
+    def needed() -> int:
+        cells_ = sum(host_width if c.key == "host" else c.width for c in kept[:-1])
+        return cells_ + GAP * len(kept) + error
+
+    while needed() > width:
+        droppable = [c for c in kept[:-1] if c.priority > 0]
+        if not droppable:
+            break
+        kept.remove(max(droppable, key=lambda c: c.priority))
+    return kept
+
+
+def pad(text: str, width: int, right: bool = False) -> str:
     """Pad or cut to exactly `width` cells."""
     if cell_len(text) > width:
         return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
@@ -42,17 +62,32 @@ class RowPainter:
         self._strips: dict[int, tuple[int, str, Strip]] = {}
         self._header: tuple[str, bool, Strip] | None = None
 
-    def relayout(self, columns: Sequence[Column], host_width: int, width: int) -> bool:
-        """Fit the columns to `width` (FIRST ERROR takes what is left); True if they moved."""
-        widths = [host_width if c.key == "host" else c.width for c in columns]
-        fixed = sum(widths[:-1]) + GAP * len(columns)
-        widths[-1] = max(MIN_ERROR_WIDTH, width - fixed)
-        layout = list(zip(columns, widths, strict=True))
+    def relayout(
+        self,
+        columns: Sequence[Column],
+        host_width: int,
+        error_width: int,
+        width: int,
+        every: bool = False,
+    ) -> bool:
+        """Fit the columns to `width`: the least important go while the rest do not fit
+        (unless `every`); FIRST ERROR takes what is left, or its longest text (the table is
+        then wider than the screen). True if the columns moved."""
+        kept = list(columns) if every else fit(columns, host_width, error_width, width)
+        widths = [host_width if c.key == "host" else c.width for c in kept]
+        fixed = sum(widths[:-1]) + GAP * len(kept)
+        widths[-1] = max(MIN_ERROR_WIDTH, width - fixed, min(error_width, MAX_ERROR_WIDTH))
+        layout = list(zip(kept, widths, strict=True))
         if layout == self.layout:
             return False
         self.layout, self.total = layout, fixed + widths[-1]
         self.clear()
         return True
+
+    @property
+    def frozen(self) -> int:
+        """Cells of the first column (RANK) and its gap: they stay when scrolling sideways."""
+        return self.layout[0][1] + GAP if self.layout else 0
 
     def clear(self) -> None:
         """Forget every cached Strip (new widths, styles or root cause)."""
@@ -70,7 +105,7 @@ class RowPainter:
             segments = []
             for column, width in self.layout:
                 title = column.title + (("▼" if reverse else "▲") if column.key == sort_key else "")
-                segments.append(Segment(fit(title, width, column.right) + " " * GAP, style))
+                segments.append(Segment(pad(title, width, column.right) + " " * GAP, style))
             self._header = (sort_key, reverse, Strip(segments, self.total))
         return self._header[2]
 
@@ -85,7 +120,7 @@ class RowPainter:
             if column.key == "mem":
                 segments += self._bar(r, width)
             else:
-                text = fit(column.text(r, quiet), width, column.right)
+                text = pad(column.text(r, quiet), width, column.right)
                 segments.append(Segment(text, self._cell_style(column.key, r, quiet)))
             segments.append(Segment(" " * GAP))
         strip = Strip(segments, self.total)
@@ -94,13 +129,13 @@ class RowPainter:
 
     def _cell_style(self, key: str, r: RankReport, quiet: float | None) -> Style | None:
         if key == "status":
-            return self.style(r.status.value)
+            return self.style(r.status.value) if r.status.value in cells.STATUS_STYLES else None
         if key == "rank" and r.rank in self.root_ranks:
             return self.style("root")
         if key == "error":
             return self.style("error")
         if key == "silent":
-            running = r.status in cells.RUNNING
+            running = cells.is_running(r.status)
             return self.style("warn" if running and (quiet or 0) >= QUIET_WARN_S else "muted")
         if key == "loss" and r.progress is not None and r.progress.loss is not None:
             return self.style("error") if not abs(r.progress.loss) < float("inf") else None
@@ -111,5 +146,5 @@ class RowPainter:
         if ratio is None:
             return [Segment(" " * width)]
         name = "bar-ok" if ratio < 0.8 else "bar-high" if ratio < 0.95 else "bar-full"
-        label = fit(f" {min(ratio, 9.99):.0%}", width - cells.BAR_WIDTH, True)
+        label = pad(f" {min(ratio, 9.99):.0%}", width - cells.BAR_WIDTH, True)
         return [Segment(cells.bar(ratio), self.style(name)), Segment(label)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -10,8 +11,11 @@ from textual.widget import Widget
 
 from msrunwatch.judge.model import Report
 from msrunwatch.live.run import Update
+from msrunwatch.read.timestamps import clock
 from msrunwatch.report import fmt
 from msrunwatch.tui import cells
+from msrunwatch.tui.messages import TargetsAwaited
+from msrunwatch.tui.postmortem import last_line
 
 OUTCOME_STYLE = {
     "failed": "bold $text on $error",
@@ -37,8 +41,8 @@ def status_counts(report: Report) -> Content:
     """`8 ranks  7 killed  1 failed`, worst status first, each in its colour."""
     counts = Counter(r.status for r in report.ranks)
     parts: list[Content | str | tuple[str, str]] = [f"{len(report.ranks)} ranks"]
-    for status in sorted(counts, key=lambda s: cells.STATUS_ORDER.get(s, 99)):
-        parts += ["  ", (f"{counts[status]} {status.value}", cells.STATUS_STYLE[status])]
+    for status in sorted(counts, key=cells.status_rank):
+        parts += ["  ", (f"{counts[status]} {status.value}", cells.status_style(status))]
     return Content.assemble(*parts)
 
 
@@ -57,11 +61,12 @@ def _spread(left: Content, right: Content, width: int) -> Content:
 
 
 class RunHeader(Widget):
-    """Three lines: the verdict, the ranks, the root cause (or what is being watched)."""
+    """Four lines: the verdict; the root cause's message, then where it is (or what is
+    watched, and the memory headroom); the ranks per status and when the last line came."""
 
     DEFAULT_CSS = """
     RunHeader {
-        height: 3;
+        height: 4;
         padding: 0 1;
         background: $panel;
     }
@@ -78,6 +83,8 @@ class RunHeader(Widget):
         self.waiting = 0
         """Snapshots received while paused."""
         self.feed_error: str | None = None
+        self.awaiting: TargetsAwaited | None = None
+        """The targets the feed is waiting for, until the first snapshot."""
         self._quiet: tuple[float, float] | None = None
         """(seconds since the most recent line of any rank, when measured)."""
 
@@ -86,7 +93,7 @@ class RunHeader(Widget):
 
     def show(self, update: Update) -> None:
         """Take a newer snapshot."""
-        self.update = update
+        self.update, self.awaiting = update, None
         if update.silence:
             self._quiet = (min(update.silence.values()), update.time)
         self.set_class(update.report.has_errors, "-failed")
@@ -96,8 +103,7 @@ class RunHeader(Widget):
         width = max(self.size.width, 20)
         update = self.update
         if update is None:
-            line1 = self._line(Content.styled(" STARTING ", OUTCOME_STYLE["unknown"]), width)
-            return Content("\n").join([line1, Content(f"watching {self._where()}"), Content("")])
+            return Content("\n").join(self._starting(width))
         report = update.report
         outcome = report.outcome.upper() if report.ranks else "WAITING"
         badge = Content.styled(f" {outcome} ", OUTCOME_STYLE.get(report.outcome, ""))
@@ -106,10 +112,25 @@ class RunHeader(Widget):
         return Content("\n").join(
             [
                 self._line(head, width),
+                *self._cause_lines(report, width),
                 self._counts_line(report, width),
-                self._cause_line(report).truncate(width, ellipsis=True),
             ]
         )
+
+    def _starting(self, width: int) -> list[Content]:
+        awaiting = self.awaiting
+        if awaiting is None:
+            badge = Content.styled(" STARTING ", OUTCOME_STYLE["unknown"])
+            return [self._line(badge, width), Content(f"watching {self._where()}")]
+        since = cells.ago(max(time.monotonic() - awaiting.since, 0.0))
+        badge = Content.styled(" WAITING ", OUTCOME_STYLE["unknown"])
+        missing = ", ".join(awaiting.missing)
+        head = Content.assemble(badge, " ", (f"for {missing} to appear", "bold"))
+        return [
+            self._line(head, width),
+            Content.styled(f"not there yet (waiting {since}); msrun creates it", "$text-muted"),
+            Content.styled("its logs are read from their first line", "$text-muted"),
+        ]
 
     def _line(self, left: Content, width: int) -> Content:
         right = self._indicator()
@@ -129,10 +150,18 @@ class RunHeader(Widget):
             return Content.styled("⟳ starting", "$text-muted")
         if update.behind:
             return Content.styled(f"⟳ reading logs: {update.behind} files behind", "$text-warning")
+        if update.ended:
+            return Content.styled("■ run ended", "bold $text-accent")
         return Content.styled("● live", "$text-success")
 
     def _counts_line(self, report: Report, width: int) -> Content:
         left = status_counts(report)
+        if self.update is not None and self.update.ended:
+            end = last_line(report)
+            if end is None:
+                return left.truncate(width)
+            right = Content.assemble(("last line ", "$text-muted"), clock(end))
+            return _spread(left, right, width)
         quiet = self._quiet
         if quiet is None:
             return left.truncate(width)
@@ -140,18 +169,21 @@ class RunHeader(Widget):
         right = Content.assemble(("last line ", "$text-muted"), cells.ago(since), " ago")
         return _spread(left, right, width)
 
-    def _cause_line(self, report: Report) -> Content:
+    def _cause_lines(self, report: Report, width: int) -> list[Content]:
+        """The message first (what happened), then where and when; without a root cause,
+        what is watched and the memory headroom."""
         c = report.root_cause
+        memory = cells.headroom(report)
         if c is None:
-            return Content.styled(f"watching {self._where()}", "$text-muted")
+            watching = Content.styled(f"watching {self._where()}", "$text-muted")
+            return [watching.truncate(width, ellipsis=True), Content(memory).truncate(width)]
+        message = Content.styled(fmt.human_sizes(cells.printable(c.message)), "$text-error")
         where = fmt.where_path(c.log_dir, c.file, c.line)
         stamp = fmt.when(c.time, c.time_exact)
-        return Content.assemble(
-            where,
-            (f" {stamp}" if stamp else "", "$text-muted"),
-            ("  ", ""),
-            (cells.printable(c.message), "$text-error"),
-        )
+        at = Content.assemble(("at ", "$text-muted"), where, (f"  {stamp}", "$text-muted"))
+        if at.cell_length + len(memory) + 2 > width:  # the evidence before the memory
+            return [message.truncate(width, ellipsis=True), at.truncate(width, ellipsis=True)]
+        return [message.truncate(width, ellipsis=True), _spread(at, Content(memory), width)]
 
     def _where(self) -> str:
         return ", ".join(self.targets) or "(no directory)"

@@ -1,0 +1,55 @@
+"""Lookup tables: one rule reads a whole catalogue (CANN's error codes) from a data file.
+
+A rule with `lookup: {table: FILE, key: CAPTURE}` reads FILE (tab-separated, beside the rule
+file, a header row first) once; when the rule matches, the row whose first column equals the
+capture gives the finding its category, role, title and hint, and every column is a variable
+of the message. A key the table lacks keeps the rule's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from msrunwatch.core.errors import RuleError
+
+OVERRIDES = ("category", "role", "title", "hint")
+"""Columns that replace the rule's own fields for a finding from that row."""
+MAX_ROWS = 100_000
+MAX_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """A rule's table, loaded: key -> row (column -> value)."""
+
+    table: str
+    key: str
+    rows: Mapping[str, Mapping[str, str]]
+
+    def row(self, value: str | None) -> Mapping[str, str] | None:
+        return None if value is None else self.rows.get(value)
+
+
+def load_table(path: Path, rule: str) -> dict[str, dict[str, str]]:
+    """Read a TSV table; a broken one is a RuleError naming the file and line."""
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise RuleError(path, f"lookup table is larger than {MAX_BYTES >> 20} MiB", rule=rule)
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleError(path, f"cannot read lookup table: {exc}", rule=rule) from None
+    if not lines or len(lines) > MAX_ROWS:
+        raise RuleError(path, "lookup table is empty or has too many rows", rule=rule)
+    header = lines[0].split("\t")
+    rows: dict[str, dict[str, str]] = {}
+    for number, line in enumerate(lines[1:], 2):
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = line.split("\t")
+        if len(cells) != len(header):
+            message = f"row has {len(cells)} columns, the header {len(header)}"
+            raise RuleError(path, message, number, 1, rule)
+        rows[cells[0]] = dict(zip(header, cells, strict=True))
+    return rows

@@ -1,0 +1,107 @@
+"""A rank's figures and findings as labelled lines of text, for its detail screen."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.content import Content
+
+from msrunwatch.judge.model import Finding, RankReport
+from msrunwatch.read.timestamps import clock
+from msrunwatch.report import fmt
+from msrunwatch.tui import cells
+
+
+def figures(r: RankReport) -> Content:
+    """Status, host, log, progress, compile and memory as labelled lines."""
+    rows: list[tuple[str, str | Content]] = [
+        ("status", Content.assemble((r.status.value, cells.status_style(r.status)), _reason(r))),
+        ("host", _host(r)),
+        ("log", _log(r)),
+        ("progress", _progress(r)),
+        ("compile", _compile(r)),
+        ("memory", _memory(r)),
+        ("first error", cells.first_error(r) or "-"),
+    ]
+    return Content("\n").join(
+        Content.assemble((f"{label:<12}", "$text-muted"), value) for label, value in rows
+    )
+
+
+def _reason(r: RankReport) -> str:
+    return f" — {cells.printable(r.status_reason)}" if r.status_reason else ""
+
+
+def _host(r: RankReport) -> str:
+    parts = [cells.printable(r.host or "-")]
+    if r.pid is not None:
+        parts.append(f"pid {r.pid}")
+    if r.exit_code is not None:
+        parts.append(f"exit code {r.exit_code}")
+    return "   ".join(parts)
+
+
+def _log(r: RankReport) -> str:
+    return f"{r.file or '-'}  ({r.lines} lines, {clock(r.first_time)} - {clock(r.last_time)})"
+
+
+def _progress(r: RankReport) -> str:
+    p = r.progress
+    if p is None:
+        return "-"
+    parts = [f"step {p.step}" + (f" (epoch {p.epoch})" if p.epoch is not None else "")]
+    parts.append(f"loss {fmt.loss(p.loss)}")
+    if p.step_time_ms is not None:
+        parts.append(f"{cells.millis(p.step_time_ms)} ms/step")
+    if p.cadence_s is not None:
+        parts.append(f"a line every {p.cadence_s:.1f}s")
+    return ", ".join(parts)
+
+
+def _compile(r: RankReport) -> str:
+    c = r.compile
+    if c is None:
+        return "-"
+    text = f"{c.count} graph(s), {c.total_ms / 1000:.2f}s"
+    if c.in_progress:
+        text += f"; compiling now ({c.started} started)"
+    if c.stages:
+        text += "; slowest: " + ", ".join(f"{n} {ms / 1000:.2f}s" for n, ms in c.stages[:3])
+    return text
+
+
+def _memory(r: RankReport) -> Content:
+    m = r.memory
+    if m is None:
+        return Content("-")
+    text = (
+        f"peak {fmt.mib(m.peak_used_mb)}, actual {fmt.mib(m.peak_actual_mb)} "
+        f"of {fmt.mib(m.used_mb)} usable (device {fmt.mib(m.device_mb)})"
+    )
+    ratio = cells.memory_ratio(r)
+    if ratio is None:
+        return Content(text)
+    style = "$success" if ratio < 0.8 else "$warning" if ratio < 0.95 else "$error"
+    return Content.assemble(text, "  ", (cells.bar(ratio), style), f" {ratio:.0%}")
+
+
+def rank_findings(rank: int, findings: Iterable[Finding]) -> Content:
+    """The findings on this rank, each with file:line of every occurrence on it."""
+    lines: list[Content] = []
+    for f in findings:
+        if rank not in f.ranks:
+            continue
+        style = cells.SEVERITY_STYLE.get(f.severity.value, "")
+        role = (f"  [{f.role}]", "$text-muted")
+        lines.append(Content.assemble((f"{f.severity.value:<8}", style), (f.rule, "bold"), role))
+        mine = [o for o in f.occurrences if o.rank == rank] or list(f.occurrences[:1])
+        for o in mine:
+            stamp = fmt.when(o.time, o.time_exact)
+            count = f"  (x{o.count})" if o.count > 1 else ""
+            where = fmt.where_path(None, o.file, o.line)
+            lines.append(Content(f"  {where}  {stamp}{count}"))
+            message = fmt.human_sizes(cells.printable(o.message or f.message))
+            lines.append(Content.styled(f"  {message}", "$text-muted"))
+    if not lines:
+        return Content.styled("no findings on this rank", "$text-muted")
+    return Content("\n").join(lines)

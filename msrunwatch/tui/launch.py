@@ -1,0 +1,33 @@
+"""Start the live view on a LiveRun, and end it cleanly: the entry point `watch` calls."""
+
+from __future__ import annotations
+
+import sys
+
+from msrunwatch.live.observer import Arrival
+from msrunwatch.live.run import LiveRun
+from msrunwatch.tui.app import MsrunwatchApp
+from msrunwatch.tui.feed import LiveFeed
+
+JOIN_S = 5.0
+"""How long quitting waits for a tick that is under way."""
+
+
+def run_tui(
+    live: LiveRun,
+    tick_s: float = 0.25,
+    arrival: Arrival | None = None,
+    exit_when_done: bool = False,
+) -> int:
+    """Show the live view until the user quits (or, with `exit_when_done`, the run ends);
+    returns triage's exit code for the run, 2 when a target never appeared."""
+    feed = LiveFeed(live, tick_s, arrival)
+    app = MsrunwatchApp(feed, live.targets, exit_when_done=exit_when_done)
+    code = app.run()
+    feed.stop()
+    feed.join(JOIN_S)
+    if app.gave_up:
+        print(f"msrunwatch: error: {app.gave_up}", file=sys.stderr)
+    if code is None:  # the app failed; Textual printed why
+        return app.return_code or 1
+    return code

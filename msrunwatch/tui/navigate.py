@@ -1,0 +1,55 @@
+"""Where a request to see something leads: a rank, a finding's evidence, a timeline line.
+
+Each function returns the screen to push (or a note for the user), so the app only routes.
+"""
+
+from __future__ import annotations
+
+from msrunwatch.judge.model import Finding, RankReport, Report, Status
+from msrunwatch.report import fmt
+from msrunwatch.tui.screens.rank_detail import RankDetail
+from msrunwatch.tui.screens.timeline import TimelineScreen
+from msrunwatch.tui.timeline import Entry, LogRef
+
+
+def _log_of(report: Report, path: str, rank: int | None) -> RankReport:
+    """The rank whose log is `path`, or a stand-in for the scheduler's or msrun's log."""
+    for r in report.ranks:
+        if r.file and fmt.join_path(r.log_dir, r.file) == path:
+            return r
+    return RankReport(-1 if rank is None else rank, None, path, Status.UNKNOWN)
+
+
+def rank(report: Report, number: int) -> RankDetail | None:
+    """A rank's detail, opened at its first fault (or its end)."""
+    found = next((r for r in report.ranks if r.rank == number), None)
+    return None if found is None else RankDetail(found, report.findings)
+
+
+def evidence(report: Report, finding: Finding) -> RankDetail | str:
+    """The log a finding was first seen in, at that line."""
+    o = next((o for o in finding.occurrences if o.file), None)
+    if o is None or o.file is None:
+        return "this finding is about the run as a whole: no line to show"
+    path = fmt.join_path(o.log_dir, o.file)
+    return RankDetail(_log_of(report, path, o.rank), report.findings, line=o.line)
+
+
+def timeline_line(report: Report, entry: Entry) -> RankDetail:
+    """A timeline line in its own log."""
+    return RankDetail(_log_of(report, entry.path, entry.rank), report.findings, line=entry.line)
+
+
+def timeline(report: Report) -> TimelineScreen | str:
+    """Every rank's log, and the scheduler's (or msrun's) logs the findings point at."""
+    refs = {
+        fmt.join_path(r.log_dir, r.file): LogRef(r.rank, fmt.join_path(r.log_dir, r.file))
+        for r in report.ranks
+        if r.file
+    }
+    for f in report.findings:
+        for o in f.occurrences:
+            if o.file and o.rank is None:
+                path = fmt.join_path(o.log_dir, o.file)
+                refs.setdefault(path, LogRef(None, path))
+    return TimelineScreen(list(refs.values())) if refs else "no logs yet"

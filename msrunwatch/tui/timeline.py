@@ -1,0 +1,126 @@
+"""Every rank's warning and error lines in one list, ordered by the log's own time.
+
+lnav's and Toolong's core view: after the verdict, what happened across the job, in
+order. Each file is read once in blocks; a line-anchored pattern picks the WARNING,
+ERROR and CRITICAL GLOG lines (every line, on demand), and lines without a time of
+their own (a traceback) take the time of the line before. Nothing here knows Textual.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from msrunwatch.read.timestamps import clock, parse_glog
+from msrunwatch.tui.logdoc import condense, level
+
+BLOCK = 8 << 20
+LIMIT = 200_000
+"""Lines kept at most (the earliest, in time order): a view, not an archive."""
+_PROBLEMS = re.compile(
+    rb"^(?:\[(?:WARNING|ERROR|CRITICAL)\]|Traceback|\w*(?:Error|Exception)\b)[^\n]*", re.M
+)
+_EVERY = re.compile(rb"^[^\n]+", re.M)
+_STAMP = re.compile(r"\):(\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d+\.?\d*)")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One log line in the merged view."""
+
+    time: float | None
+    rank: int | None
+    level: str
+    """`E`, `W` or empty (see logdoc.level)."""
+    path: str
+    line: int
+    """1-based."""
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class LogRef:
+    """A file to merge, and the rank it belongs to (None: the scheduler, msrun)."""
+
+    rank: int | None
+    path: str
+
+
+def entries(ref: LogRef, every_line: bool = False) -> Iterator[Entry]:
+    """The file's problem lines (or every line), each dated by its own or an earlier time."""
+    pattern = _EVERY if every_line else _PROBLEMS
+    last: float | None = None
+    for number, text in _lines(ref.path, pattern):
+        m = _STAMP.search(text, 0, 120)
+        stamp = parse_glog(m[1]) if m else None
+        last = stamp if stamp is not None else last
+        yield Entry(last, ref.rank, level(text), ref.path, number, text)
+
+
+def _lines(path: str, pattern: re.Pattern[bytes]) -> Iterator[tuple[int, str]]:
+    """(1-based number, text) of each line the pattern matches, reading in blocks."""
+    try:
+        fh = open(path, "rb")  # noqa: SIM115 - closed below, read block by block
+    except OSError:
+        return
+    with fh:
+        number, carry = 1, b""
+        while block := fh.read(BLOCK):
+            data = carry + block
+            cut = data.rfind(b"\n") + 1
+            data, carry = data[:cut], data[cut:]
+            at = 0
+            for m in pattern.finditer(data):
+                number += data.count(b"\n", at, m.start())
+                at = m.start()
+                yield number, m.group().decode("utf-8", errors="replace").rstrip("\r")
+            number += data.count(b"\n", at)
+        for m in pattern.finditer(carry):
+            yield number, m.group().decode("utf-8", errors="replace")
+
+
+def merge(refs: Iterable[LogRef], every_line: bool = False, limit: int = LIMIT) -> list[Entry]:
+    """Every file's lines ordered by time (undated lines first, then by rank and line)."""
+    out = [e for ref in refs for e in entries(ref, every_line)]
+    out.sort(key=lambda e: (e.time is not None, e.time or 0.0, _rank_key(e.rank), e.line))
+    return out[:limit]
+
+
+def _rank_key(rank: int | None) -> int:
+    return -1 if rank is None else rank
+
+
+class TimelineSource:
+    """The merged lines for the viewer, filtered by rank and level."""
+
+    def __init__(self, lines: list[Entry]) -> None:
+        self.all = lines
+        self.shown = lines
+        self.levels = "EW"
+        self.ranks: frozenset[int] | None = None
+
+    def refilter(self) -> None:
+        """Apply `levels` (`E`, `EW`, or `` for every line) and `ranks` (None: all)."""
+        self.shown = [
+            e
+            for e in self.all
+            if (not self.levels or e.level in self.levels)
+            and (self.ranks is None or e.rank in self.ranks)
+        ]
+
+    def __len__(self) -> int:
+        return len(self.shown)
+
+    def line(self, n: int) -> str:
+        return self.shown[n].text if 0 <= n < len(self.shown) else ""
+
+    def gutter(self, n: int) -> str:
+        e = self.shown[n]
+        rank = "sched" if e.rank is None else str(e.rank)
+        return f"{clock(e.time) if e.time else '-':>12} {rank:>5} "
+
+
+def shorten(line: str) -> str:
+    """A line without its GLOG prefix but the level (the gutter holds time and rank)."""
+    return condense(line, with_time=False)

@@ -1,0 +1,211 @@
+"""The log viewer, the findings' evidence, the timeline, and how the view ends.
+
+GIVEN a verdict posted to the app, WHEN keys are pressed, THEN the screens say so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import pytest
+from textual.color import Color
+
+from msrunwatch.judge.model import Status
+from msrunwatch.tui.messages import TargetsAwaited
+from msrunwatch.tui.screens.rank_detail import RankDetail, editor_command
+from msrunwatch.tui.screens.timeline import TimelineScreen
+from tests.tui.tui_scenarios import (
+    app,
+    fixture_report,
+    oom_with_timeouts,
+    post,
+    snapshot,
+    synthetic,
+)
+
+SIZE = (120, 40)
+
+
+async def test_the_detail_log_is_a_viewer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(oom_with_timeouts()))
+        await pilot.press("c", "enter")
+        await pilot.pause()
+        screen = target.screen
+        assert isinstance(screen, RankDetail)
+        view = screen.view
+        assert view.wrap and view.condensed
+        assert view.cursor == 13  # line 14: this rank's first finding (free memory < half)
+        assert view.text(23).startswith("07:12:39.214 ERROR #umsg#Memory not enough")
+        assert view.source.gutter(23) == "24 "
+        await pilot.press("e")
+        assert view.cursor == 23  # the next error line: the OOM
+        await pilot.press("e")
+        assert view.cursor == 24  # the traceback
+        await pilot.press("E")
+        assert view.cursor == 23
+        await pilot.press("slash", *"file", "enter")
+        assert "File" in screen.doc.line(view.cursor) and view.cursor > 23
+        first = view.cursor
+        await pilot.press("n")
+        assert view.cursor > first
+        await pilot.press("N")
+        assert view.cursor == first
+        await pilot.press("w")
+        assert not view.wrap
+        await pilot.press("x")
+        assert view.text(23).startswith("[ERROR] RUNTIME_FRAMEWORK(")
+        await pilot.press("q")
+        assert not isinstance(target.screen, RankDetail) and target.is_running
+
+
+async def test_o_opens_the_editor_at_the_cursor_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = tmp_path / "args"
+    editor = tmp_path / "editor"
+    editor.write_text(f'#!/bin/sh\necho "$@" > {record}\n')
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(oom_with_timeouts()))
+        await pilot.press("c", "enter")
+        await pilot.pause()
+        await pilot.press("e", "o")
+        await pilot.pause()
+    path = "fixtures/synth_hccl_ei0006_after_oom_8p/msrun_log/worker_3.log"
+    assert record.read_text().split() == ["+24", path]
+
+
+@pytest.mark.parametrize(
+    ("env", "command"),
+    [
+        ({"EDITOR": "code -g"}, ["code", "-g", "+7", "x.log"]),
+        ({"VISUAL": "vim", "EDITOR": "nano"}, ["vim", "+7", "x.log"]),
+        ({}, ["less", "+7g", "x.log"]),
+        ({"PAGER": "more"}, ["more", "+7", "x.log"]),
+    ],
+)
+def test_editor_command(env: dict[str, str], command: list[str]) -> None:
+    assert editor_command("x.log", 7, env) == command
+
+
+async def test_enter_on_a_finding_opens_its_evidence_at_the_line() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(oom_with_timeouts()))
+        await pilot.pause()
+        target.findings.focus()
+        await pilot.press("enter")  # the root cause comes first
+        await pilot.pause()
+        screen = target.screen
+        assert isinstance(screen, RankDetail) and screen.rank.rank == 3
+        assert screen.view.cursor == 23
+        await pilot.press("escape", "down", "enter")  # EI0006, first seen on rank 7
+        await pilot.pause()
+        assert isinstance(target.screen, RankDetail) and target.screen.rank.rank == 7
+
+
+async def test_the_timeline_merges_every_rank_by_log_time() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(fixture_report("synth_hccl_ei0006_after_oom_8p")))
+        await pilot.pause()
+        await pilot.press("t")
+        await pilot.pause()
+        screen = target.screen
+        assert isinstance(screen, TimelineScreen)
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        shown = screen.source.shown
+        assert len(shown) > 100 and {e.rank for e in shown} == {None, *range(8)}
+        times = [e.time for e in shown if e.time is not None]
+        assert times == sorted(times)
+        assert all(e.level in ("E", "W") for e in shown)
+        await pilot.press("l")  # errors only
+        assert {e.level for e in screen.source.shown} == {"E"}
+        await pilot.press("f", "3", "enter")
+        assert {e.rank for e in screen.source.shown} == {3}
+        await pilot.press("enter")
+        await pilot.pause()
+        detail = target.screen
+        assert isinstance(detail, RankDetail) and detail.rank.rank == 3
+        assert detail.view.cursor + 1 == screen.source.shown[0].line
+
+
+async def test_exit_when_done_ends_the_view_with_triage_code() -> None:
+    target = app()
+    target.exit_when_done = True
+    async with target.run_test(size=SIZE) as pilot:
+        running = synthetic(4)
+        post(target, snapshot(running))
+        await pilot.pause()
+        assert target.is_running
+        ended = dataclasses.replace(
+            running,
+            outcome="failed",
+            ranks=tuple(dataclasses.replace(r, status=Status.KILLED) for r in running.ranks),
+        )
+        post(target, snapshot(ended))
+        await pilot.pause()
+    assert target.return_value == 1
+
+
+async def test_after_the_run_the_header_says_so_and_ages_are_on_the_log_clock() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        report = oom_with_timeouts()
+        post(target, snapshot(report))
+        await pilot.pause()
+        header = str(target.header.render())
+        assert "run ended" in header and "● live" not in header
+        assert "last line 07:59:58.000" in header  # the log's time of the last line
+        end = max(r.last_time for r in report.ranks if r.last_time)
+        assert target.table.model.silence == {
+            r.rank: end - r.last_time for r in report.ranks if r.last_time
+        }
+
+
+async def test_the_waiting_screen_and_giving_up() -> None:
+    target = app(targets=("job/msrun_log",))
+    async with target.run_test(size=(80, 24)) as pilot:
+        target.post_message(TargetsAwaited(("job/msrun_log",), time.monotonic() - 12, False))
+        await pilot.pause()
+        header = str(target.header.render())
+        assert "WAITING" in header and "for job/msrun_log to appear" in header and "12s" in header
+        target.post_message(TargetsAwaited(("job/msrun_log",), time.monotonic() - 60, True))
+        await pilot.pause()
+    assert target.return_value == 2 and target.gave_up
+
+
+def _luminance(color: Color) -> float:
+    def channel(value: int) -> float:
+        c = value / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(color.r) + 0.7152 * channel(color.g) + 0.0722 * channel(color.b)
+
+
+def contrast(a: Color, b: Color) -> float:
+    """WCAG 2 contrast ratio."""
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+async def test_the_cursor_row_reads_at_4_5_to_1(theme: str) -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        target.theme = theme
+        post(target, snapshot(synthetic(8)))
+        await pilot.pause()
+        for name in ("cursor", "cursor-blurred"):
+            style = target.table.get_component_rich_style(f"rank-table--{name}", partial=False)
+            assert style.color is not None and style.bgcolor is not None
+            foreground = Color(*style.color.get_truecolor())
+            background = Color(*style.bgcolor.get_truecolor())
+            assert contrast(foreground, background) >= 4.5, (theme, name)
