@@ -155,12 +155,15 @@ def test_broken_variants_with_an_error_fail_check(capsys: pytest.CaptureFixture[
         assert code == 1, name
 
 
-def test_a_version_dependent_check_without_the_version_is_a_warning(rules: list[Rule]) -> None:
-    """28 layers on PP 8: Megatron core 0.12 refuses it, core 0.8 silently drops 4 layers."""
-    found = lint(read_all([f"{CONFIGS}/ms_qwen25_layers_not_divisible_pp.sh"]), rules)
-    rules_found = {f.rule: f.severity for f in found}
-    assert "config-layers-not-divisible-by-pp" not in rules_found
-    assert rules_found["config-layers-not-divisible-by-pp-unchecked"] is Severity.WARNING
+def test_a_version_dependent_check_follows_the_version(rules: list[Rule]) -> None:
+    """28 layers on PP 8: Megatron core 0.12 refuses it, core 0.8 (MindSpeed-LLM 2.1.0) starts
+    and silently drops 4 layers; wrong in every version, so without one it is an error."""
+    configs = read_all([f"{CONFIGS}/ms_qwen25_layers_not_divisible_pp.sh"])
+    unknown = {f.rule: f.severity for f in lint(configs, rules)}
+    assert unknown["config-layers-not-divisible-by-pp"] is Severity.ERROR
+    old = {f.rule: f.severity for f in lint(configs, rules, None, parse("mindspeed-llm=2.1.0"))}
+    assert "config-layers-not-divisible-by-pp" not in old
+    assert old["config-layers-not-divisible-by-pp-unchecked"] is Severity.WARNING
 
 
 def test_the_rules_do_not_fire_on_guesses(rules: list[Rule]) -> None:
