@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from msrunwatch.judge.config.memory import estimate
+from msrunwatch.judge.config.memory import FRAGMENTATION, estimate
 from msrunwatch.judge.config.swapconflict import swap_recompute_conflicts
 from msrunwatch.judge.config.versions import Versions
 from msrunwatch.read.config.entry import job_of_run_mode
@@ -25,6 +25,7 @@ ESTIMATED = (
     "estimated_actual_mb",
     "estimated_stage",
     "estimated_floor_actual_mb",
+    "estimated_states_actual_mb",
     "estimate_unvalidated",
 )
 FACTS_NO_CHECK_READS = ("master_addr", "log_dir", "join", "sim_rank_id", "entry", "config_file")
@@ -69,6 +70,7 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
     est = estimate(with_world(config, world))
     peak = est.peak
     floor = max((s.floor_actual_mib or 0.0 for s in est.stages), default=0.0)
+    held = max((s.model_states_mib or 0.0 for s in est.stages), default=0.0) * FRAGMENTATION
     return {
         "stage_layers": [s.layers for s in est.stages] if est.stages else None,
         "estimated_used_mb": round(peak.used_mib) if peak and peak.used_mib else None,
@@ -79,6 +81,7 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
         "estimate_gaps": [g.removeprefix("not estimated: ") for g in est.not_estimated],
         "seq_varies": est.dynamic_seq,
         "estimated_floor_actual_mb": round(floor) if est.dynamic_seq and floor else None,
+        "estimated_states_actual_mb": round(held) if held else None,
         "estimate_unvalidated": _unvalidated(est.framework, est.inputs),
     }
 
