@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from msrunwatch import __version__
 from msrunwatch.commands import check, completion, estimate, rules, triage, watch
 from msrunwatch.core.errors import MsrunwatchError, UsageError
 from msrunwatch.core.exit_codes import ExitCode
+from msrunwatch.core.sanitize import terminal
 
 __all__ = ["COMMANDS", "UsageError", "main"]
 
@@ -102,3 +104,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
         return ExitCode.OK
+    except Exception as exc:  # a bug: one line and exit 2, never exit 1 ("faults found")
+        if os.environ.get("MSRUNWATCH_DEBUG"):
+            raise
+        print(f"msrunwatch: internal error: {one_line(exc)} (a bug: please report it; "
+              "MSRUNWATCH_DEBUG=1 shows the traceback)", file=sys.stderr)  # fmt: skip
+        return ExitCode.USAGE
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line of visible characters."""
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return terminal(text[:300])

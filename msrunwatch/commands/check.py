@@ -12,6 +12,7 @@ from msrunwatch.commands.common import (
     FILE,
     add_command,
     launch_options,
+    paths,
     rule_options,
     settings_of,
     use_color,
@@ -35,6 +36,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from msrunwatch.drivers.options import Launch
     from msrunwatch.drivers.settings import rule_set
 
+    paths(args.targets, "target"), paths(args.console, "--console")
     settings = settings_of(args)
     rules = rule_set(settings)
     launch = Launch(

@@ -123,6 +123,15 @@ def write(text: str, output: str | None) -> None:
         raise UsageError(f"cannot write {output}: {exc.strerror}") from None
 
 
+def paths(values: list[str] | None, what: str = "path") -> list[str]:
+    """Paths from the command line, refusing an empty one: `triage ""` would otherwise read
+    the working directory (an unset shell variable is the usual cause)."""
+    for value in values or ():
+        if not value.strip():
+            raise UsageError(f"an empty {what} was given (an unset variable?)")
+    return list(values or ())
+
+
 def settings_of(args: argparse.Namespace) -> Settings:
     """The settings file (found or given) with the command-line options on top."""
     from msrunwatch.drivers import settings

@@ -64,12 +64,14 @@ def cmd_rules_check(args: argparse.Namespace) -> int:
         for problem in result.problems:
             print(f"    {problem}")
     strict = rulecheck.strict_problems(checked, cases) if args.strict else []
-    for problem in strict:
+    warnings = rulecheck.strict_warnings(checked) if args.strict else []
+    for problem in [*strict, *warnings]:
         print(problem)
     print(
         f"{len(checked)} rules, {len(cases)} cases: {len(results) - len(failed)} passed, "
         f"{len(failed)} failed"
         + (f", {len(strict)} strict problems" if args.strict else "")
+        + (f", {len(warnings)} warnings" if warnings else "")
         + (f", {len(errors)} invalid files" if errors else "")
     )
     if errors:

@@ -15,6 +15,7 @@ from msrunwatch.commands.common import (
     DIRECTORY,
     add_command,
     note,
+    paths,
     rule_options,
     rules_of,
 )
@@ -23,6 +24,7 @@ from msrunwatch.core.errors import UsageError
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Follow a run live: the terminal UI, or JSON events and metrics with --headless."""
+    paths(args.dirs, "log directory"), paths(args.console, "--console")
     if not args.headless and not _terminal():
         note(args, "standard output is not a terminal: printing the triage report instead "
              "(watch --headless follows a run without one)")  # fmt: skip
@@ -157,9 +159,10 @@ def _headless_options(p: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--metrics-addr",
-        default="0.0.0.0",
+        default="127.0.0.1",
         metavar="ADDR",
-        help="address for the metrics server (default 0.0.0.0)",
+        help="address for the metrics server (default 127.0.0.1: this host only; 0.0.0.0 "
+        "or :: for Prometheus on other hosts)",
     )
     group.add_argument(
         "--on-finding",

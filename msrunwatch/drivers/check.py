@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from msrunwatch.core.errors import MsrunwatchError
+from msrunwatch.core.fileio import read_head
 from msrunwatch.drivers.options import Launch
 from msrunwatch.judge.model import Report
 from msrunwatch.read.discover import discover_target, sniff
@@ -18,10 +19,12 @@ CONFIG_SUFFIXES = (".yaml", ".yml", ".sh", ".bash", ".json", ".toml")
 def is_config(target: str) -> bool:
     """A file with a config suffix whose first bytes are not a MindSpore log."""
     path = Path(target)
-    if not path.is_file() or path.suffix.lower() not in CONFIG_SUFFIXES:
+    if path.suffix.lower() not in CONFIG_SUFFIXES:
         return False
-    with path.open("rb") as fh:
-        return sniff(fh.read(65536)) is None
+    try:
+        return sniff(read_head(path, 65536)) is None
+    except OSError:
+        return False  # not a regular file, or unreadable: the log reader says why
 
 
 def is_config_dir(target: str) -> bool:

@@ -32,8 +32,9 @@ from msrunwatch.drivers.triage import triage
 from msrunwatch.judge.config.context import context_for
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Finding, Report
-from msrunwatch.rules.loader import CASES_SUFFIX
+from msrunwatch.rules.loader import CASES_SUFFIX, MAX_CASES_BYTES, read_text
 from msrunwatch.rules.model import Rule
+from msrunwatch.rules.patterncheck import pattern_warnings
 from msrunwatch.schemas import files
 
 Runner = Callable[[Path, "Case", Sequence[Rule]], Report]
@@ -102,10 +103,9 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
 
 def load_cases(path: Path) -> list[Case]:
     """Parse and validate a cases file."""
+    text = read_text(path, MAX_CASES_BYTES)
     try:
-        data, pos = load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RuleError(path, f"cannot read: {exc.strerror}") from None
+        data, pos = load(text)
     except YamlError as exc:
         raise RuleError(path, f"invalid YAML: {exc}", exc.line, exc.col) from None
     _validate(path, data, pos)
@@ -273,3 +273,14 @@ def strict_problems(rules: Iterable[Rule], cases: Sequence[Case]) -> list[str]:
         if not any(not c.fires for c in mine):
             problems.append(f"{rule.path}:1:1: {rule.id}: no case where the rule must not fire")
     return problems
+
+
+def strict_warnings(rules: Iterable[Rule]) -> list[str]:
+    """What `rules check --strict` warns about without failing: patterns whose nested
+    repeats can backtrack for long (matching abandons such a line and reports it)."""
+    return [
+        f"{rule.path}:1:1: warning: {rule.id}: {warning}"
+        for rule in rules
+        if rule.pattern is not None
+        for warning in pattern_warnings(rule.pattern)
+    ]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from msrunwatch.core.errors import SettingsError, YamlError
+from msrunwatch.core.fileio import read_capped
 from msrunwatch.core.yamlload import load
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.model import Rule
@@ -23,6 +24,8 @@ from msrunwatch.rules.vocab import Severity
 NAMES = ("msrunwatch.yaml", ".msrunwatch.yaml")
 KEYS = {"rules", "select", "ignore", "severity", "fail-on", "framework-version"}
 FAIL_ON = ("error", "warning", "never")
+MAX_BYTES = 1 << 20
+"""A settings file (or pyproject.toml) larger than this is refused."""
 
 
 @dataclass(frozen=True)
@@ -92,12 +95,20 @@ def _from_mapping(data: Any, source: Path, where: str) -> Settings:
     )
 
 
-def read_file(path: Path) -> Settings:
-    """Settings from one file (YAML, or a pyproject.toml's [tool.msrunwatch])."""
+def _text(path: Path) -> str:
+    """A settings file's text: a regular file of at most MAX_BYTES (a FIFO or a device named
+    msrunwatch.yaml is an error, never a read that blocks or never ends)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return read_capped(path, MAX_BYTES).decode("utf-8")
     except OSError as exc:
         raise SettingsError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise SettingsError(f"{path}: cannot read: not UTF-8 text") from None
+
+
+def read_file(path: Path) -> Settings:
+    """Settings from one file (YAML, or a pyproject.toml's [tool.msrunwatch])."""
+    text = _text(path)
     if path.name == "pyproject.toml":
         import tomllib  # only a pyproject.toml needs it
 
@@ -113,6 +124,15 @@ def read_file(path: Path) -> Settings:
     return _from_mapping(data, path, str(path))
 
 
+def _has_table(pyproject: Path) -> bool:
+    """Whether a pyproject.toml has msrunwatch's table (one that cannot be read has not: it
+    is someone else's file)."""
+    try:
+        return b"[tool.msrunwatch]" in read_capped(pyproject, MAX_BYTES)
+    except OSError:
+        return False
+
+
 def find(start: Path) -> Settings:
     """The settings that apply in a directory: the nearest file up the tree, else none."""
     for directory in [start, *start.parents]:
@@ -120,7 +140,7 @@ def find(start: Path) -> Settings:
             if (directory / name).is_file():
                 return read_file(directory / name)
         pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and "[tool.msrunwatch]" in pyproject.read_text(errors="replace"):
+        if pyproject.is_file() and _has_table(pyproject):
             return read_file(pyproject)
     return Settings()
 

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from msrunwatch.core.errors import InputError
+from msrunwatch.core.fileio import open_regular
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
@@ -31,15 +33,18 @@ Progress = Callable[[int, int, int, int], None]
 def scan_file(log: LogFile, matcher: LineMatcher) -> FileFacts:
     """Read one file to its end; an unreadable file becomes facts with an error."""
     scanner = FileScanner(log.rel, log.log_dir, log.role, matcher, log.rank_from_name)
+    key = str(log.path)
+    matcher.reading(key)
     try:
-        with log.path.open("rb", buffering=0) as fh:
+        with open(open_regular(log.path), "rb", buffering=0) as fh:
             while chunk := fh.read(BLOCK):
                 scanner.feed(chunk)
     except OSError as exc:
         scanner.close()
         return replace(scanner.facts(), error=f"{log.path}: {exc.strerror or exc}")
     scanner.close()
-    return scanner.facts()
+    given_up = tuple(a.describe(key) for a in matcher.abandoned(key))
+    return replace(scanner.facts(), warnings=given_up) if given_up else scanner.facts()
 
 
 def _init_worker(rules: Sequence[Rule]) -> None:
@@ -52,11 +57,14 @@ def _scan_in_worker(log: LogFile) -> FileFacts:
     return scan_file(log, _matcher)
 
 
-def find_logs(targets: Sequence[str], consoles: Sequence[str] = ()) -> list[LogFile]:
-    """Every log file of the targets, plus msrun console files given explicitly. With no
-    worker log at all, msrun's console is all there is of the workers (it tails their
-    output with --join): it is read as a worker's log too."""
-    files = [f for target in targets for f in discover_target(target)]
+def find_logs(
+    targets: Sequence[str], consoles: Sequence[str] = (), warnings: list[str] | None = None
+) -> list[LogFile]:
+    """Every log file of the targets, plus msrun console files given explicitly; what was
+    skipped (unreadable directories, FIFOs, devices) is added to warnings. With no worker
+    log at all, msrun's console is all there is of the workers (it tails their output with
+    --join): it is read as a worker's log too."""
+    files = [f for target in targets for f in discover_target(target, warnings)]
     files.extend(console_file(c) for c in consoles)
     if not any(f.role is FileRole.WORKER for f in files):
         files = [
@@ -118,8 +126,16 @@ def triage(
     ctx: Context | None = None,
 ) -> Report:
     """Read every log of the targets and return the verdict."""
-    files = find_logs(targets, consoles)
+    warnings: list[str] = []
+    files = find_logs(targets, consoles, warnings)
     facts = scan_all(files, rules, progress)
-    warnings = [f"could not read {f.error}" for f in facts if f.error]
+    failed = [f"could not read {f.error}" for f in facts if f.error]
+    if facts and len(failed) == len(facts):
+        raise InputError(f"no log could be read: {failed[0]}" + _more(len(failed) - 1))
+    partial = [w for f in facts for w in f.warnings]
     run = assemble([*targets], facts)
-    return judge(run, rules, warnings, ctx)
+    return judge(run, rules, [*warnings, *failed, *run.warnings, *partial], ctx)
+
+
+def _more(count: int) -> str:
+    return f" (and {count} more)" if count else ""

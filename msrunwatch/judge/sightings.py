@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from msrunwatch.core.numbers import to_int
 from msrunwatch.judge.model import Occurrence
 from msrunwatch.read.facts import FileFacts, Hit
 from msrunwatch.read.runstate import RunFacts
@@ -56,7 +57,7 @@ class Subjects:
 
     def __init__(self, run: RunFacts) -> None:
         self._by = {
-            Refers.PID: {str(r.pid): r.rank for r in run.ranks if r.pid is not None},
+            Refers.PID: {str(f.pid): r.rank for r in run.ranks for f in r.files if f.pid},
             Refers.NODE: {g.node: g.rank for g in run.registrations},
         }
 
@@ -70,9 +71,9 @@ class Subjects:
             return known
         # MindSpore sets rank ids from numeric node ids ("Rank ids are already set by numeric
         # node ids"), so an unregistered numeric node id is the rank; a pid is never a rank.
-        if refers is not Refers.PID and value.isdigit():
-            return int(value)
-        return None
+        if refers is Refers.PID or not value[:1].isdigit():
+            return None
+        return to_int(value)  # None for digits no rank has (5,000 of them, or `²`)
 
 
 class RuleOf:

@@ -11,8 +11,10 @@ time re-judging steps. Each tick returns an immutable `Update`.
 
 from __future__ import annotations
 
+import resource
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +48,9 @@ RESCAN_S = 2.0
 """New files are looked for this often even without a file event (network file systems)."""
 JUDGE_S = 1.0
 """The verdict is recomputed at least this often, so silences grow without new lines."""
+MAX_DESCRIPTORS = 256
+"""Files read with their descriptor kept open, the most recently grown ones; the rest are
+opened again when they grow. Never more than a quarter of the process's RLIMIT_NOFILE."""
 JUDGE_SHARE = 0.1
 """Share of the engine's time that re-judging for steps alone may take: a verdict that
 costs 50 ms is recomputed for new steps every 0.5 s, one that costs 1 ms every tick."""
@@ -137,6 +142,13 @@ class LiveRun:
         """Listed paths that are followed (under their resolved key, which may be shared)."""
         self._not_logs: dict[Path, int] = {}
         """Listed files that were not logs, with their size then (looked at again on growth)."""
+        self._listing: list[str] = []
+        """What the last listing could not see (unreadable or vanished directories)."""
+        self._skipped: dict[Path, str] = {}
+        """Listed files that could not be opened or are not regular files (looked at again)."""
+        self._errors: dict[Path, str] = {}
+        """Followed files whose last read failed (an open refused for lack of descriptors)."""
+        self._descriptors = Descriptors(descriptor_cap())
         self._last_rescan = self._last_judge = float("-inf")
         self._judge_gap = 0.0
         self._previous: Report | None = None
@@ -146,19 +158,23 @@ class LiveRun:
     # -- files ------------------------------------------------------------------------
 
     def _rescan(self) -> None:
-        """Follow files that appeared; only paths never seen before are opened."""
+        """Follow files that appeared; only paths never seen before are opened. What cannot
+        be listed or opened is a warning until it can (an open that failed is tried again)."""
+        listing: list[str] = []
         for target in self.targets:
             try:
-                listed = candidates(target)
+                listed = candidates(target, listing)
             except (InputError, OSError):
                 continue  # not there yet: the job has not started
             for path, dir_rank in listed:
                 if path not in self._known and self._worth_a_look(path):
-                    self._follow(path, log_file(target, path, dir_rank))
+                    self._follow(path, target, dir_rank)
         for console in self.consoles:
             path = Path(console)
             if path not in self._known and path.is_file():
-                self._follow(path, console_file(console))
+                self._add(path, console_file(console))
+        if listing != self._listing:
+            self._listing, self._urgent = listing, True
 
     def _worth_a_look(self, path: Path) -> bool:
         """New, or not a log when last seen but grown since (an empty file fills up)."""
@@ -167,10 +183,21 @@ class LiveRun:
             return True
         return file_size(path) != size
 
-    def _follow(self, path: Path, log: LogFile | None) -> None:
+    def _follow(self, path: Path, target: str, dir_rank: int | None) -> None:
+        said: list[str] = []
+        log = log_file(target, path, dir_rank, said)
+        if said:  # could not be opened or is not a regular file: look again next time
+            self._urgent = self._urgent or self._skipped.get(path) != said[0]
+            self._skipped[path] = said[0]
+            return
+        if self._skipped.pop(path, None) is not None:
+            self._urgent = True
         if log is None:
             self._not_logs[path] = file_size(path)
             return
+        self._add(path, log)
+
+    def _add(self, path: Path, log: LogFile) -> None:
         self._not_logs.pop(path, None)
         self._known.add(path)
         key = path.resolve()
@@ -185,23 +212,43 @@ class LiveRun:
         """Files being followed (resolved)."""
         return list(self._files)
 
-    def _read(self, tracked: _Tracked, budget: int) -> tuple[int, str | None]:
+    def _read(self, key: Path, tracked: _Tracked, budget: int) -> tuple[int, str | None]:
         """Read one file within the budget; returns bytes read and a restart notice."""
         got = tracked.tail.read(min(PER_FILE, budget))
+        self._descriptors.used(key, tracked.tail, bool(got.data))
+        if got.error is not None:
+            self._urgent = self._urgent or self._errors.get(key) != got.error
+            self._errors[key] = got.error
+            tracked.behind = False
+            return 0, None
+        if self._errors.pop(key, None) is not None:
+            self._urgent = True
         restarted = None
         if got.change in (Change.TRUNCATED, Change.REPLACED):
             tracked.scanner = self._scanner(tracked.log)
+            self._matcher.forget(str(key))
             tracked.facts, tracked.stale, self._urgent = None, True, True
             restarted = tracked.log.rel
         if got.mtime is not None:
             tracked.mtime = got.mtime
         if got.data:
             news = tracked.scanner.news()
+            self._matcher.reading(str(key))
             tracked.scanner.feed(got.data)
             tracked.stale = True
             self._urgent = self._urgent or tracked.scanner.news() != news
         tracked.behind = len(got.data) >= min(PER_FILE, budget) > 0
         return len(got.data), restarted
+
+    def warnings(self) -> list[str]:
+        """What is not being read as it should, now: unlistable directories, files that are
+        not regular or cannot be opened, lines rules gave up on."""
+        given_up = [
+            a.describe(str(t.log.path))
+            for key, t in self._files.items()
+            for a in self._matcher.abandoned(str(key))
+        ]
+        return [*self._listing, *self._skipped.values(), *self._errors.values(), *given_up]
 
     # -- ticks ------------------------------------------------------------------------
 
@@ -212,11 +259,11 @@ class LiveRun:
             self._rescan()
             self._last_rescan = now
         budget, read, restarted = self.per_tick, 0, []
-        for tracked in self._files.values():
+        for key, tracked in self._files.items():
             if budget <= 0:
                 tracked.behind = True
                 continue
-            n, restart = self._read(tracked, budget)
+            n, restart = self._read(key, tracked, budget)
             budget -= n
             read += n
             if restart:
@@ -251,7 +298,7 @@ class LiveRun:
         ctx = Context(
             now=now, quiet_s=quiet, stall_after_s=self.stall_after_s, caught_up=behind == 0
         )
-        report = judge(run, self.rules, ctx=ctx)
+        report = judge(run, self.rules, [*self.warnings(), *run.warnings], ctx)
         update = Update(
             report,
             self._new_findings(report),
@@ -298,3 +345,37 @@ class LiveRun:
         """Release every file."""
         for tracked in self._files.values():
             tracked.tail.close()
+
+
+def descriptor_cap() -> int:
+    """How many followed files may keep a descriptor: MAX_DESCRIPTORS, and at most a quarter
+    of the soft RLIMIT_NOFILE (the rest is for Python, the observer, the metrics server)."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):
+        return MAX_DESCRIPTORS
+    if soft == resource.RLIM_INFINITY:
+        return MAX_DESCRIPTORS
+    return max(1, min(MAX_DESCRIPTORS, soft // 4))
+
+
+class Descriptors:
+    """The followed files holding a descriptor, least recently grown first: beyond the cap,
+    the oldest is released (it is opened again when it grows)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._held: OrderedDict[Path, FileTail] = OrderedDict()
+
+    def used(self, key: Path, tail: FileTail, grew: bool) -> None:
+        """A file was just looked at: keep its descriptor if it has one, as the most recent
+        when it grew, releasing the oldest beyond the cap."""
+        if not tail.holds_descriptor:
+            self._held.pop(key, None)
+            return
+        if grew or key not in self._held:
+            self._held[key] = tail
+            self._held.move_to_end(key)
+        while len(self._held) > self.cap:
+            _, oldest = self._held.popitem(last=False)
+            oldest.release()

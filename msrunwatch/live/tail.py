@@ -1,22 +1,34 @@
 """Read what is new in one file, by offset, and notice truncation, rotation and deletion.
 
 The file system lies (network file systems, editors that replace files, msrun reusing a
-log directory), so every read starts with a `stat` of the path and compares it with the
-open descriptor: a smaller size means the file was truncated (a job restarted in the same
-directory), another inode means it was replaced (rotated); a missing path means deleted.
-Only `os.pread` is used: the descriptor's position is never relied on, and nothing is
-ever written.
+log directory), so every read starts with a `stat` of the path and compares it with what
+was read before: another inode means the file was replaced (rotated), a missing path that
+it was deleted, and a smaller size, or a start that no longer hashes the same, that it was
+truncated and written again (a job restarted in the same directory), even when it grew
+back past the old offset between two reads. Only `os.pread` is used: the descriptor's
+position is never relied on, and nothing is ever written.
+
+A descriptor is held only while the file is busy: `release()` closes it and keeps the
+offset, and the next read opens the path again when it still names the same file. The
+live engine releases files that go idle, so a thousand quiet logs hold no descriptors.
+Only regular files are opened (never a FIFO or a device a log was replaced with), and a
+file that cannot be opened (too many open files, no permission) is an error to report,
+never taken for a deleted one.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-HEAD = 64
-"""Bytes of a file's start kept to notice it was rewritten (truncated, then grown again)."""
+from msrunwatch.core.fileio import open_regular
+
+HEAD = 4096
+"""Bytes of a file's start whose hash is kept to notice it was rewritten."""
 
 
 class Change(StrEnum):
@@ -24,7 +36,7 @@ class Change(StrEnum):
 
     NONE = "none"
     TRUNCATED = "truncated"
-    """Shorter than what was read: a new run wrote it from the start."""
+    """Shorter than what was read, or starting otherwise: a new run wrote it from the start."""
     REPLACED = "replaced"
     """The path names another file now (rotation, or rewritten by rename)."""
     DELETED = "deleted"
@@ -38,6 +50,12 @@ class Read:
     change: Change = Change.NONE
     size: int = 0
     mtime: float | None = None
+    error: str | None = None
+    """Why the file could not be opened or read this time (it is tried again next time)."""
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
 
 
 class FileTail:
@@ -48,88 +66,116 @@ class FileTail:
         self.offset = 0
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
+        """The file read so far (dev, inode), kept while its descriptor is released."""
         self._gone = False
         """The file was seen deleted: if the path comes back, it is another file."""
         self._head = b""
-        """The file's first bytes: rewritten from the start, they change."""
+        """The file's first bytes as read (up to HEAD): rewritten from the start, they change."""
+        self._head_hash = b""
         self._seen: tuple[int, int] | None = None
         """(size, mtime_ns) at the last read: the same again means nothing happened."""
 
-    def close(self) -> None:
-        """Release the descriptor."""
+    @property
+    def holds_descriptor(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Close the descriptor but remember the file: the next read reopens it."""
         if self._fd is not None:
             os.close(self._fd)
-            self._fd, self._identity, self._seen = None, None, None
+            self._fd = None
 
-    def _open(self) -> os.stat_result | None:
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
-            return None
-        st = os.fstat(fd)
-        self._fd, self._identity, self.offset, self._head = fd, (st.st_dev, st.st_ino), 0, b""
-        return st
+    def close(self) -> None:
+        """Release the descriptor and forget the file."""
+        self.release()
+        self._identity, self._seen = None, None
 
     def read(self, max_bytes: int) -> Read:
         """Up to max_bytes of new data; a change resets the offset before the data.
 
         When the path was replaced or deleted, what the old file still held past the
-        offset is read first (the writer may have appended before the rotation).
-        """
+        offset is read first, if its descriptor is still held (the writer may have appended
+        before the rotation)."""
         try:
             st: os.stat_result | None = os.stat(self.path)
-        except OSError:
+        except FileNotFoundError:
             st = None
-        if self._fd is not None and (st is None or (st.st_dev, st.st_ino) != self._identity):
-            left = self._drain(max_bytes)
+        except OSError as exc:
+            return Read(b"", error=f"cannot stat {self.path}: {exc.strerror or exc}")
+        if self._identity is not None and (st is None or _identity(st) != self._identity):
+            return self._moved(st, max_bytes)
+        if st is None:
+            self._gone = self._gone or self.offset > 0
+            return Read(b"", Change.DELETED)
+        idle = self._identity is not None and (st.st_size, st.st_mtime_ns) == self._seen
+        if idle and st.st_size == self.offset:
+            return Read(b"", Change.NONE, st.st_size, st.st_mtime)  # the common case
+        return self._grown(st, Change.NONE, max_bytes)
+
+    def _moved(self, st: os.stat_result | None, max_bytes: int) -> Read:
+        """The path no longer names the file read so far: drain it, then start afresh."""
+        if self._fd is not None:
+            left = self._pread(self._fd, min(max_bytes, os.fstat(self._fd).st_size - self.offset))
             if left:
                 return Read(left, Change.NONE, self.offset)
-            self.close()
-            if st is None:
-                self._gone = True
-                return Read(b"", Change.DELETED)
-            change = Change.REPLACED
-        elif st is None:
-            self._gone = self._gone or self._identity is not None or self.offset > 0
+        self.close()
+        self._gone = True  # until the new file is opened: an open that fails keeps the news
+        if st is None:
             return Read(b"", Change.DELETED)
-        else:
-            change = Change.NONE
-            idle = self._fd is not None and (st.st_size, st.st_mtime_ns) == self._seen
-            if idle and st.st_size == self.offset:
-                return Read(b"", change, st.st_size, st.st_mtime)  # the common case: idle
-        if self._fd is None:
-            opened = self._open()
-            if opened is None:
-                return Read(b"", Change.DELETED)
-            st = opened
-            if self._gone:
-                change, self._gone = Change.REPLACED, False
-        elif st.st_size < self.offset or not self._same_head():
-            self.offset, self._head = 0, b""
+        return self._grown(st, Change.NONE, max_bytes)
+
+    def _grown(self, st: os.stat_result, change: Change, max_bytes: int) -> Read:
+        """Read what is new in the file st describes (opening it first if needed)."""
+        fresh = self._identity is None
+        try:
+            fd = self._descriptor()
+        except OSError as exc:
+            return Read(b"", error=_why(self.path, exc))
+        if fresh and self._gone:
+            change, self._gone = Change.REPLACED, False
+        st = os.fstat(fd)
+        if not fresh and (st.st_size < self.offset or not self._same_head(fd)):
+            self.offset, self._head, self._head_hash = 0, b"", b""
             change = Change.TRUNCATED
-        data = self._pread(min(max_bytes, st.st_size - self.offset))
+        data = self._pread(fd, min(max_bytes, st.st_size - self.offset))
         self._seen = (st.st_size, st.st_mtime_ns)
         return Read(data, change, st.st_size, st.st_mtime)
 
-    def _same_head(self) -> bool:
+    def _descriptor(self) -> int:
+        """The open descriptor, opening the path again if it was released (OSError when it
+        cannot be opened, or names another file than the one read so far)."""
+        if self._fd is not None:
+            return self._fd
+        fd = open_regular(self.path)
+        opened = _identity(os.fstat(fd))
+        if self._identity is None:
+            self._identity, self.offset, self._head, self._head_hash = opened, 0, b"", b""
+        elif opened != self._identity:  # replaced between the stat and the open
+            os.close(fd)
+            raise FileNotFoundError(errno.ENOENT, "replaced while opened", str(self.path))
+        self._fd = fd
+        return fd
+
+    def _same_head(self, fd: int) -> bool:
         """Whether the file still starts as it did (a rewrite from the start changes it)."""
-        if not self._head or self._fd is None:
+        if not self._head_hash:
             return True
-        return os.pread(self._fd, len(self._head), 0) == self._head
+        now = os.pread(fd, len(self._head), 0)
+        return hashlib.blake2b(now, digest_size=16).digest() == self._head_hash
 
-    def _drain(self, max_bytes: int) -> bytes:
-        """What the open (old) file holds past the offset."""
-        assert self._fd is not None
-        size = os.fstat(self._fd).st_size
-        return self._pread(min(max_bytes, size - self.offset))
-
-    def _pread(self, n: int) -> bytes:
-        if n <= 0 or self._fd is None:
+    def _pread(self, fd: int, n: int) -> bytes:
+        if n <= 0:
             return b""
-        data = os.pread(self._fd, n, self.offset)
-        if self.offset < HEAD and len(self._head) < HEAD:
-            self._head = (
-                (self._head + data)[:HEAD] if self.offset == len(self._head) else self._head
-            )
+        data = os.pread(fd, n, self.offset)
+        if self.offset == len(self._head) < HEAD and data:
+            self._head = (self._head + data)[:HEAD]
+            self._head_hash = hashlib.blake2b(self._head, digest_size=16).digest()
         self.offset += len(data)
         return data
+
+
+def _why(path: Path, exc: OSError) -> str:
+    """An open that failed, in words; running out of descriptors says what to do."""
+    if exc.errno in (errno.EMFILE, errno.ENFILE):
+        return f"cannot open {path}: too many open files (raise `ulimit -n`); tried again"
+    return f"cannot open {path}: {exc.strerror or exc}"

@@ -8,13 +8,20 @@ directories, and msrun's saved console output. Anything else is ignored.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from msrunwatch.core.errors import InputError
+from msrunwatch.core.fileio import kind_of, read_head
+from msrunwatch.core.numbers import to_int
 from msrunwatch.read.facts import FileRole
+
+Warnings = list[str]
+"""What was skipped while listing or opening, in words: every report shows these."""
 
 SNIFF_BYTES = 64 * 1024
 MAX_DEPTH = 5
@@ -61,8 +68,8 @@ _CRASH = re.compile(
 """A training process's output without a GLOG line: a traceback, a fatal signal, a CANN code
 (print-only logs, excerpts of them, GLOG_v=3 runs)."""
 _PROGRESS = re.compile(
-    rb"epoch: \d+,? step: \d+, loss is |iteration +\d+/ *\d+ \||(?i:epoch):? ?\[? ?\d+ ?/ ?\d+\]?,? "
-    rb"(?i:step|batch):? ?\[? ?\d+ ?/ ?\d+"
+    rb"epoch: \d+,? step: \d+, loss is |iteration +\d+/ *\d+ \|"
+    rb"|(?i:epoch):? ?\[? ?\d+ ?/ ?\d+\]?,? (?i:step|batch):? ?\[? ?\d+ ?/ ?\d+"
 )
 """A training process's progress prints (MindSpore's LossMonitor, Megatron, the suites)."""
 _MSRUN_EXIT = re.compile(rb"Worker process \d+ exit with exception|Scheduler process \d+ exit with")
@@ -100,35 +107,50 @@ def sniff(head: bytes) -> FileRole | None:
     return FileRole.WORKER
 
 
-def _head(path: Path) -> bytes:
-    try:
-        with path.open("rb") as fh:
-            return fh.read(SNIFF_BYTES)
-    except OSError:
-        return b""
-
-
-def _classify(path: Path, parent_rank: int | None) -> tuple[FileRole, int | None] | None:
-    """Role and rank hint of one file, or None to skip it."""
+def _classify(
+    path: Path, parent_rank: int | None, warnings: Warnings
+) -> tuple[FileRole, int | None] | None:
+    """Role and rank hint of one file, or None to skip it (with a warning when it looked
+    like a log but is not a regular file or cannot be read)."""
     name = path.name
+    m = _WORKER_NAME.match(name)
+    if m is None and _never_a_log(name):
+        return None
+    try:
+        head = read_head(path, SNIFF_BYTES)
+    except OSError as exc:
+        warnings.append(f"skipped {path}: {_why(exc)}")
+        return None
     if name == "scheduler.log":
         return FileRole.SCHEDULER, None
-    m = _WORKER_NAME.match(name)
     if m is not None:
-        head = _head(path)
         role = sniff(head) if head else FileRole.WORKER
-        return (role or FileRole.WORKER), int(m["rank"])
-    if name in _GLOG_LINKS or name.startswith(".") or path.suffix.lower() in _NOT_LOGS:
-        return None
-    if _ROTATED.match(name):
-        return None
-    head = _head(path)
+        return (role or FileRole.WORKER), to_int(m["rank"])
     if b"\x00" in head[:4096]:
         return None
     role = sniff(head)
     if role is None:
         return None
     return role, parent_rank if role is FileRole.WORKER else None
+
+
+def _never_a_log(name: str) -> bool:
+    """Names that are never read: hidden files, glog's level links, other formats, rotated
+    copies (decided by the name alone, before anything is opened)."""
+    if name == "scheduler.log":
+        return False
+    if name in _GLOG_LINKS or name.startswith("."):
+        return True
+    return Path(name).suffix.lower() in _NOT_LOGS or _ROTATED.match(name) is not None
+
+
+def _why(exc: OSError) -> str:
+    """Why a path could not be read, in words (a symlink loop, a broken link, a FIFO)."""
+    if exc.errno == errno.ELOOP:
+        return "a symlink loop"
+    if exc.errno == errno.ENOENT:
+        return "vanished, or a broken symlink"
+    return str(exc.strerror or exc)
 
 
 def _keep_most_verbose(files: list[Path]) -> list[Path]:
@@ -152,42 +174,89 @@ def _level(path: Path) -> int:
     return _VERBOSITY[m["level"]] if m else 9
 
 
-def _walk(root: Path) -> list[tuple[Path, int | None]]:
-    """Files under root with the rank their `rank_N` directory suggests."""
+def _walk(root: Path, warnings: Warnings) -> list[tuple[Path, int | None]]:
+    """Files under root with the rank their `rank_N` directory suggests. A directory that
+    cannot be listed (or vanished) is a warning: its ranks may hold the first fault."""
     found: list[tuple[Path, int | None]] = []
     base_depth = len(root.parts)
-    for dirpath, dirnames, filenames in os.walk(root):
+
+    def unlistable(exc: OSError) -> None:
+        warnings.append(f"skipped {exc.filename or root}: {_why(exc)}")
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable):
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        dirnames[:] = sorted(d for d in dirnames if _descend(here / d, warnings))
         if len(here.parts) - base_depth >= MAX_DEPTH:
             dirnames[:] = []
         rank = _rank_dir(here, root)
-        chosen = _keep_most_verbose([here / f for f in sorted(filenames)])
-        found.extend((p, rank) for p in sorted(chosen))
+        files = [here / f for f in sorted(filenames) if _inside(here / f, root, warnings)]
+        found.extend((p, rank) for p in sorted(_keep_most_verbose(files)))
     return found
+
+
+def _descend(path: Path, warnings: Warnings) -> bool:
+    """Whether to walk into a subdirectory: never a hidden one, never through a symlink
+    (a loop, or a way out of the log directory), which is said."""
+    if path.name.startswith("."):
+        return False
+    if path.is_symlink():
+        warnings.append(f"skipped {path}: a symlink to a directory (not followed)")
+        return False
+    return True
+
+
+def _inside(path: Path, root: Path, warnings: Warnings) -> bool:
+    """False (with a warning) for a symlink that leads out of the log directory: msrunwatch
+    reads the logs it was given, not what a link in them points at."""
+    if not path.is_symlink() or _never_a_log(path.name):
+        return True
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return True  # a loop or a broken link: reading it says which
+    if target.is_relative_to(root.resolve()):
+        return True
+    warnings.append(f"skipped {path}: a symlink to {target}, outside the log directory")
+    return False
 
 
 def _rank_dir(here: Path, root: Path) -> int | None:
     for part in reversed(here.relative_to(root).parts):
         if m := _RANK_DIR.match(part):
-            return int(m["rank"])
+            return to_int(m["rank"])
     return None
 
 
-def candidates(target: str) -> list[tuple[Path, int | None]]:
+def _target_kind(root: Path) -> str | None:
+    """`a FIFO`, `a character device`... for a target that is neither a file nor a directory."""
+    try:
+        mode = root.stat().st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISDIR(mode) else kind_of(mode)
+
+
+def candidates(target: str, warnings: Warnings | None = None) -> list[tuple[Path, int | None]]:
     """Files of a target worth classifying, without reading any (the live view lists these
     often and opens only the new ones)."""
+    if not target:
+        raise InputError("an empty path is not a log directory")
     root = Path(target)
     if root.is_file():
         return [(root, None)]
+    kind = _target_kind(root)
+    if kind is not None:
+        raise InputError(f"{target}: not a regular file or directory ({kind})")
     if not root.is_dir():
         raise InputError(f"{target}: no such file or directory")
-    return _walk(root)
+    return _walk(root, [] if warnings is None else warnings)
 
 
-def log_file(target: str, path: Path, dir_rank: int | None) -> LogFile | None:
+def log_file(
+    target: str, path: Path, dir_rank: int | None, warnings: Warnings | None = None
+) -> LogFile | None:
     """One candidate as a LogFile, or None when it is not a log (yet: it may be empty)."""
-    classified = _classify(path, dir_rank)
+    classified = _classify(path, dir_rank, [] if warnings is None else warnings)
     if classified is None:
         return None
     role, rank = classified
@@ -196,18 +265,19 @@ def log_file(target: str, path: Path, dir_rank: int | None) -> LogFile | None:
     return LogFile(path, rel, target, role, rank, file_size(path))
 
 
-def discover_target(target: str) -> list[LogFile]:
-    """The log files of one target (a directory or a single file)."""
-    root = Path(target)
-    if not root.exists():
-        raise InputError(f"{target}: no such file or directory")
-    files = [
-        found
-        for path, dir_rank in candidates(target)
-        if (found := log_file(target, path, dir_rank)) is not None
-    ]
+def discover_target(target: str, warnings: Warnings | None = None) -> list[LogFile]:
+    """The log files of one target (a directory or a single file). What was skipped is
+    added to warnings; when nothing could be read at all, that is the error."""
+    said: Warnings = []
+    listed = candidates(target, said)
+    files = [found for path, rank in listed if (found := log_file(target, path, rank, said))]
+    if warnings is not None:
+        warnings.extend(said)
     if not files:
-        kind = "not an msrun or MindSpore log" if root.is_file() else "no msrun logs found"
+        if said:
+            more = f" (and {len(said) - 1} more)" if len(said) > 1 else ""
+            raise InputError(f"{target}: no log could be read: {said[0]}{more}")
+        kind = "not an msrun or MindSpore log" if Path(target).is_file() else "no msrun logs found"
         raise InputError(f"{target}: {kind}")
     return files
 
@@ -216,7 +286,10 @@ def console_file(target: str) -> LogFile:
     """msrun's saved console output, given with --console."""
     path = Path(target)
     if not path.is_file():
-        raise InputError(f"{target}: no such file")
+        kind = _target_kind(path)
+        raise InputError(
+            f"{target}: " + (f"not a regular file ({kind})" if kind else "no such file")
+        )
     return LogFile(path, path.name, str(path.parent), FileRole.CONSOLE, None, file_size(path))
 
 

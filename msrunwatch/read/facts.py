@@ -163,6 +163,8 @@ class FileFacts:
     all_workers_ok: bool = False
     error: str | None = None
     """Why the file could not be read, if it could not."""
+    warnings: tuple[str, ...] = ()
+    """What was read only in part (lines a rule gave up on), for the report's warnings."""
 
     @property
     def rank(self) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from msrunwatch.core.numbers import to_float
 from msrunwatch.read import patterns as P
 from msrunwatch.read.facts import MemorySummary
 
@@ -11,13 +12,13 @@ _MIB = 1024 * 1024
 
 
 def _mib(value: str) -> int | None:
-    """`65536M` -> 65536; `64G` -> 65536; a bare number is bytes (the oldest format)."""
+    """`65536M` -> 65536; `64G` -> 65536; a bare number is bytes (the oldest format).
+    What is not a finite number of sensible length (`infM`, `1e999M`) is unknown."""
     unit = value[-1:].upper()
-    digits = value[:-1] if unit in ("M", "G", "K") else value
-    try:
-        number = int(float(digits))
-    except ValueError:
+    parsed = to_float(value[:-1] if unit in ("M", "G", "K") else value)
+    if parsed is None:
         return None
+    number = int(parsed)
     if unit == "G":
         return number * 1024
     if unit == "K":

@@ -67,10 +67,13 @@ def shapes() -> Iterator[tuple[str, Shape]]:
 
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+N = r"\d{1,18}(?!\d)"
+"""A count or id that is converted with int(): bounded, so a forged 5,000-digit rank or pid
+fails to match (the line is read as text) instead of overflowing Python's conversion."""
 
 GLOG_HEADER = re.compile(
     r"\[(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] "
-    r"(?P<module>[A-Za-z_]+)\((?P<pid>\d+)(?:[,:][^)]*)?\):"
+    rf"(?P<module>[A-Za-z_]+)\((?P<pid>{N})(?:[,:][^)]*)?\):"
     r"(?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3}) "
     r"\[(?P<src>[^\]]*?):(?P<srcline>\d+)\] "
     r"(?:(?P<func>[A-Za-z_][A-Za-z0-9_~:<>]*)\] )?"
@@ -121,10 +124,10 @@ COMPILE_FINISH = Shape(r"CompileInner\] Finish compiling|^Finish compiling\.")
 PROF_STAGE = Shape(r"\[PROF\](?P<stage>[A-Za-z_][A-Za-z0-9_]*) costs (?P<ms>[0-9.]+) msec")
 
 # Rank identity.
-NODE_RANK = Shape(r"This node (?P<node>\S+) rank id: (?P<rank>\d+)")
+NODE_RANK = Shape(rf"This node (?P<node>\S+) rank id: (?P<rank>{N})")
 SIM_RANK = Shape(
-    r"simulation mode with level (?P<level>\d+)\. Process's RANK_ID: (?P<rank>\d+), "
-    r"RANK_SIZE: (?P<size>\d+)"
+    rf"simulation mode with level (?P<level>{N})\. Process's RANK_ID: (?P<rank>{N}), "
+    rf"RANK_SIZE: (?P<size>{N})"
 )
 
 # A worker registering with the scheduler (meta server): each failed attempt is logged.
@@ -132,26 +135,26 @@ META_CONNECT_FAILED = Shape(r"Failed to connect to the meta server node url: (?P
 
 # Scheduler.
 REGISTERED = Shape(
-    r"The new node: (?P<node>\S+?)\(role: MS_WORKER\), rank id: (?P<rank>\d+), "
+    rf"The new node: (?P<node>\S+?)\(role: MS_WORKER\), rank id: (?P<rank>{N}), "
     r"device id: \d+, hostname: (?P<host>[^,]*), ip: \S+ is registered successfully\. "
-    r"Currently registered node number: \d+, expected node number: (?P<expected>\d+)"
+    rf"Currently registered node number: \d+, expected node number: (?P<expected>{N})"
 )
 UNREGISTERED = Shape(r"Node (?P<node>\S+) has unregistered\.")
 
 # msrun's own lines (console, or msrun's GLOG file).
 MSRUN_SOURCE = "mindspore/parallel/cluster/"
 WORKER_START = Shape(
-    r"Start worker process with rank id:(?P<rank>\d+|None), log file:(?P<file>.*?)\. "
+    rf"Start worker process with rank id:(?P<rank>{N}|None), log file:(?P<file>.*?)\. "
 )
 SCHEDULER_START = Shape(r"Start scheduler process, log file:")
 WORKER_EXIT = Shape(
-    r"Worker process (?P<pid>\d+) exit with exception\.(?: Error code: (?P<code>-?\d+)\.)?"
+    rf"Worker process (?P<pid>{N}) exit with exception\.(?: Error code: (?P<code>-?{N})\.)?"
 )
 KILL_ALL = Shape(r"There's worker exits with exception, kill all other workers")
 ALL_OK = Shape(r"All workers successfully exit")
 
 # Training progress, most specific first.
-LOSS_MONITOR = Shape(r"epoch: (?P<epoch>\d+),? step: (?P<step>\d+), loss is (?P<loss>\S+)")
+LOSS_MONITOR = Shape(rf"epoch: (?P<epoch>{N}),? step: (?P<step>{N}), loss is (?P<loss>\S+)")
 TIME_MONITOR = Shape(r"epoch time: [0-9.]+ ms, per step time: (?P<step_ms>[0-9.]+) ms")
 MINDFORMERS = Shape(
     r"\{ ?Epoch:\[\s*(?P<epoch>\d+)/\s*\d+\], step:\[\s*(?P<step>\d+)/\s*(?P<steps>\d+)\], "
@@ -179,7 +182,7 @@ GENERIC_STEP = Shape(
 )
 MEGATRON_STAMP = Shape(r"\[(?P<what>[^\]]+)\] datetime: (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
 """Megatron print_datetime: `[before the start of training step] datetime: 2025-08-01 07:17:08`."""
-PIPELINE_STAGES = Shape(r"pipeline stages: (?P<stages>\d+) > 1")
+PIPELINE_STAGES = Shape(rf"pipeline stages: (?P<stages>{N}) > 1")
 """MindFormers: `pipeline stages: 2 > 1, the loss on the last card is valid.`"""
 ISO_PREFIX = re.compile(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
 

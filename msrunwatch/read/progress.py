@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 
-from msrunwatch.core.numbers import median
+from msrunwatch.core.numbers import median, to_float, to_int
 from msrunwatch.read import patterns as P
 from msrunwatch.read.facts import CompileStats, Progress
 from msrunwatch.read.timestamps import parse_iso
@@ -60,11 +62,12 @@ class CompileTracker:
 
     @staticmethod
     def _add(totals: dict[str, float], stage: str, ms: str) -> int:
-        try:
-            value = float(ms)
-        except ValueError:
+        value = to_float(ms)
+        if value is None:
             return 0
-        totals[stage] = totals.get(stage, 0.0) + value
+        total = totals.get(stage, 0.0) + value
+        if math.isfinite(total):  # two costs of 1e308 msec are forged, not slow
+            totals[stage] = total
         return 1 if stage == COMPILE_TOTAL else 0
 
     def stats(self) -> CompileStats:
@@ -98,12 +101,12 @@ class CompileTracker:
 
 
 def _loss(text: str | None) -> float | None:
-    if text is None:
-        return None
-    try:
-        return float(text.rstrip(",;"))
-    except ValueError:
-        return None
+    """The loss as logged: NaN and infinity are kept (a diverged loss is a finding)."""
+    return None if text is None else to_float(text.rstrip(",;"), special=True)
+
+
+def _ms(text: str | None) -> float | None:
+    return to_float(text) if text else None
 
 
 class ProgressTracker:
@@ -138,34 +141,40 @@ class ProgressTracker:
         self._lines += count
 
     def feed(self, text: str, lineno: int, when: Callable[[], float | None]) -> bool:
-        """Take a progress line (`when` dates it, lazily); True when the line was one."""
+        """Take a progress line (`when` dates it, lazily); True when the line was one.
+
+        A line whose numbers no run could reach (a 5,000-digit step) is taken and ignored."""
         if m := P.LOSS_MONITOR.search(text):
-            epoch, step = int(m["epoch"]), int(m["step"])
-            self._record(self._global(epoch, step), epoch, _loss(m["loss"]), None, lineno, when())
+            epoch, step = to_int(m["epoch"]), to_int(m["step"])
+            if epoch is not None and step is not None:
+                step = self._global(epoch, step)
+                self._record(step, epoch, _loss(m["loss"]), None, lineno, when())
         elif m := P.TIME_MONITOR.search(text):
-            if self._latest is not None:
-                self._latest = replace(self._latest, step_time_ms=float(m["step_ms"]))
+            if self._latest is not None and (step_ms := _ms(m["step_ms"])) is not None:
+                self._latest = replace(self._latest, step_time_ms=step_ms)
         elif m := P.MINDFORMERS.search(text):
-            epoch, step, steps = int(m["epoch"]), int(m["step"]), int(m["steps"])
-            step_ms = float(m["step_ms"]) if m["step_ms"] else None
-            stamp = parse_iso(text[:32]) or when()
-            self._record(
-                (epoch - 1) * steps + step, epoch, _loss(m["loss"]), step_ms, lineno, stamp
-            )
+            self._epoch_of_steps(m, parse_iso(text[:32]) or when(), _ms(m["step_ms"]), lineno)
         elif m := P.EPOCH_STEP.search(text):
-            epoch, step, steps = int(m["epoch"]), int(m["step"]), int(m["steps"])
             stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else None
-            global_step = (epoch - 1) * steps + step
-            self._record(global_step, epoch, _loss(m["loss"]), None, lineno, stamp or when())
+            self._epoch_of_steps(m, stamp or when(), None, lineno)
         elif m := P.MEGATRON.search(text):
-            step_ms = float(m["step_ms"]) if m["step_ms"] else None
             stamp = parse_iso(text[:32]) if P.ISO_PREFIX.match(text.lstrip()) else None
-            self._record(int(m["step"]), None, _loss(m["loss"]), step_ms, lineno, stamp or when())
+            loss, step_ms = _loss(m["loss"]), _ms(m["step_ms"])
+            self._record(to_int(m["step"]), None, loss, step_ms, lineno, stamp or when())
         elif m := P.GENERIC_STEP.search(text):
-            self._record(int(m["step"]), None, _loss(m["loss"]), None, lineno, when())
+            self._record(to_int(m["step"]), None, _loss(m["loss"]), None, lineno, when())
         else:
             return False
         return True
+
+    def _epoch_of_steps(
+        self, m: re.Match[str], stamp: float | None, step_ms: float | None, lineno: int
+    ) -> None:
+        """`Epoch:[1/2], step:[3/10]` (MindFormers, suites): the global step from both counts."""
+        epoch, step, steps = to_int(m["epoch"]), to_int(m["step"]), to_int(m["steps"])
+        if epoch is None or step is None or steps is None:
+            return
+        self._record((epoch - 1) * steps + step, epoch, _loss(m["loss"]), step_ms, lineno, stamp)
 
     def _global(self, epoch: int, step: int) -> int:
         """LossMonitor counts steps within an epoch; turn that into a global step."""
@@ -178,13 +187,15 @@ class ProgressTracker:
 
     def _record(
         self,
-        step: int,
+        step: int | None,
         epoch: int | None,
         loss: float | None,
         step_ms: float | None,
         lineno: int,
         when: float | None,
     ) -> None:
+        if step is None:
+            return
         self._lines += 1
         last = self._latest
         if step_ms is None and last is not None:

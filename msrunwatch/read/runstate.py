@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 
 from msrunwatch.read.facts import FileFacts, FileRole, Hit, Registration, WorkerExit
 
+MAX_RANKS = 1 << 20
+"""More ranks than any job has (a million cards): a larger expected count is not believed."""
+
 
 @dataclass(frozen=True)
 class RankFacts:
@@ -73,6 +76,8 @@ class RunFacts:
     """Ranks the scheduler saw leave normally."""
     kill_all_time: float | None = None
     all_workers_ok: bool = False
+    warnings: tuple[str, ...] = ()
+    """What assembling found odd: two processes' logs claiming one rank."""
 
     def rank(self, number: int) -> RankFacts | None:
         """The rank with this number (indexed once: the verdict asks for every rank)."""
@@ -101,6 +106,37 @@ def _merge_by_process(workers: Sequence[FileFacts]) -> list[list[FileFacts]]:
     return groups
 
 
+def _one_group_per_rank(
+    groups: list[list[FileFacts]],
+) -> tuple[list[list[FileFacts]], list[str]]:
+    """Groups of different processes that claim the same rank (`worker_1.log` beside
+    `worker_01.log`, a restarted worker with a new pid) are read as one rank, every file
+    kept, with a warning: the verdict has one row per rank, and no file's faults are lost."""
+    by_rank: dict[int, list[FileFacts]] = {}
+    merged: list[list[FileFacts]] = []
+    warnings = []
+    for group in groups:
+        number = next((f.rank for f in group if f.rank is not None), None)
+        if number is None:
+            merged.append(group)
+            continue
+        first = by_rank.get(number)
+        if first is None:
+            by_rank[number] = group
+            merged.append(group)
+            continue
+        first.extend(group)
+        warnings.append(
+            f"rank {number} has logs from two processes: {_shown(first[0])} and "
+            f"{_shown(group[0])}; both are read as rank {number}"
+        )
+    return merged, warnings
+
+
+def _shown(facts: FileFacts) -> str:
+    return f"{facts.log_dir.rstrip('/')}/{facts.path}"
+
+
 def _primary_first(facts: FileFacts) -> tuple[int, str, str]:
     """msrun's own worker logs first, then glog's files, in path order."""
     return (
@@ -121,8 +157,9 @@ def assemble(log_dirs: Sequence[str], files: Sequence[FileFacts]) -> RunFacts:
     schedulers = tuple(f for f in readable if f.role is FileRole.SCHEDULER)
     consoles = tuple(f for f in readable if f.role in (FileRole.CONSOLE, FileRole.MSRUN))
     exits = _exits(consoles)
+    groups, warnings = _one_group_per_rank(_merge_by_process(workers))
     ranks = []
-    for index, group in enumerate(_merge_by_process(workers)):
+    for index, group in enumerate(groups):
         number = next((f.rank for f in group if f.rank is not None), None)
         pid = next((f.pid for f in group if f.pid is not None), None)
         gone = exits.get(pid) if pid is not None else None
@@ -150,6 +187,7 @@ def assemble(log_dirs: Sequence[str], files: Sequence[FileFacts]) -> RunFacts:
         unregistered=unregistered,
         kill_all_time=next((c.kill_all_time for c in consoles if c.kill_all_time), None),
         all_workers_ok=any(c.all_workers_ok for c in consoles),
+        warnings=tuple(warnings),
     )
 
 
@@ -158,10 +196,14 @@ def _expected(
     registrations: Sequence[Registration],
     consoles: Sequence[FileFacts],
 ) -> int | None:
-    """How many ranks the job has: the scheduler's expectation, DryRun's RANK_SIZE."""
-    if registrations:
-        return max(r.expected for r in registrations)
+    """How many ranks the job has: the scheduler's expectation, DryRun's RANK_SIZE (a count
+    no job has, which a forged line can claim, is not believed: every expected rank gets a
+    row)."""
+    expected = [r.expected for r in registrations if 0 < r.expected <= MAX_RANKS]
+    if expected:
+        return max(expected)
     sizes = [f.world_size for r in ranks for f in r.files if f.world_size]
+    sizes = [size for size in sizes if 0 < size <= MAX_RANKS]
     simulated_single = len(ranks) == 1 and any(f.sim_level is not None for f in ranks[0].files)
     if sizes and not simulated_single:
         return max(sizes)

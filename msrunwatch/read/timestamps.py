@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 
 import regex
 
+from msrunwatch.core.numbers import to_int
+
 _GLOG = regex.compile(
     r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)-(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
     r"\.(?P<a>\d{1,3})\.(?P<b>\d{0,3})"
@@ -22,12 +24,25 @@ _ISO = regex.compile(
 )
 
 
+YEARS = (1900, 2999)
+"""Years a log line may carry: anything else is a corrupt or forged stamp, left undated
+(and every date in range prints back as ISO 8601)."""
+
+
 def _seconds(y: str, mo: str, d: str, h: str, mi: str, s: str) -> float | None:
-    try:
-        parts = (int(y), int(mo), int(d), int(h), int(mi), int(s))
-        return float(calendar.timegm((*parts, 0, 0, 0)))
-    except (ValueError, OverflowError):
+    """Seconds of a wall-clock time, None for an impossible one: day 99 of a month is not
+    rolled into the next month, it is undated."""
+    parts = [to_int(part) for part in (y, mo, d, h, mi, s)]
+    if None in parts:
         return None
+    year, month, day, hour, minute, second = (p or 0 for p in parts)
+    if not YEARS[0] <= year <= YEARS[1]:
+        return None
+    try:
+        datetime(year, month, day, hour, minute, min(second, 59))  # 60: a leap second
+    except ValueError:
+        return None
+    return float(calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0)))
 
 
 _SECONDS: dict[str, float] = {}
@@ -44,7 +59,7 @@ def parse_glog(text: str) -> float | None:
     if base is not None and text[19:20] == ".":
         a, dot, b = text[20:27].partition(".")
         digits = a + b
-        if dot and 0 < len(a) <= 3 and len(b) <= 3 and digits.isdigit():
+        if dot and 0 < len(a) <= 3 and len(b) <= 3 and digits.isascii() and digits.isdigit():
             return base + min(int(digits), 999_999) / 1e6
     return _parse_glog_slow(text)
 
@@ -79,14 +94,16 @@ def iso(seconds: float | None) -> str | None:
     """Format log seconds as ISO 8601 with microseconds, no zone (the log's local time)."""
     if seconds is None:
         return None
-    return (
-        datetime.fromtimestamp(seconds, UTC).replace(tzinfo=None).isoformat(timespec="microseconds")
-    )
+    try:
+        moment = datetime.fromtimestamp(seconds, UTC)
+    except (OverflowError, ValueError, OSError):
+        return None  # not a time any log line gives: parsing bounds the years
+    return moment.replace(tzinfo=None).isoformat(timespec="microseconds")
 
 
 def clock(seconds: float | None) -> str:
     """Short `HH:MM:SS.mmm` for terminal tables."""
-    if seconds is None:
+    if seconds is None or iso(seconds) is None:
         return "-"
     whole = time.gmtime(seconds)
     millis = int((seconds - int(seconds)) * 1000)

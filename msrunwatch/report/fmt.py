@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
+from msrunwatch.core.numbers import to_int
 from msrunwatch.judge.model import Finding, Occurrence, RankReport, Report
 from msrunwatch.read.timestamps import clock, iso
 from msrunwatch.rules.template import rank_ranges
@@ -85,8 +86,14 @@ def mib(value: float | None) -> str:
 def human_sizes(message: str) -> str:
     """Raw byte counts in a rule's message (`68719476736 B`, `11576 MB`) as `64.0 GiB` and
     `11.3 GiB` (MindSpore's MB are MiB); the JSON report keeps the message as written."""
-    message = _BYTES.sub(lambda m: size(int(m[1])), message)
-    return _MIB.sub(lambda m: mib(int(m[1])), message)
+    message = _BYTES.sub(lambda m: _sized(m, size), message)
+    return _MIB.sub(lambda m: _sized(m, mib), message)
+
+
+def _sized(m: re.Match[str], unit: Callable[[float], str]) -> str:
+    """A count of 1,000 digits (a forged line) is left as written."""
+    value = to_int(m[1])
+    return m[0] if value is None else unit(value)
 
 
 def headroom(report: Report) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from msrunwatch.core.sanitize import terminal
 from msrunwatch.judge.model import Finding, Occurrence, Report
 from msrunwatch.report import fmt, markdown
 from msrunwatch.rules.model import Rule
@@ -15,7 +16,9 @@ SHOWN = 10
 
 
 def _data(text: str) -> str:
-    """Escape a command's message so a newline cannot end the command early."""
+    """Escape a command's message so a newline cannot end the command early, and show log
+    text's control characters (escape sequences the log viewer would obey) visibly."""
+    text = terminal(text, newlines=True)
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -48,8 +51,12 @@ def _annotation(f: Finding) -> str:
 
 
 def render(report: Report, rules: Sequence[Rule]) -> str:
-    """One annotation line per finding (the rules are unused: findings carry their titles)."""
-    return "".join(_annotation(f) + "\n" for f in report.findings)
+    """One annotation line per finding (the rules are unused: findings carry their titles),
+    then one warning per input that could not be read."""
+    out = [_annotation(f) + "\n" for f in report.findings]
+    title = _property("msrunwatch: input not read")
+    out.extend(f"::warning title={title}::{_data(w)}\n" for w in report.warnings)
+    return "".join(out)
 
 
 def _counts(report: Report) -> dict[Severity, int]:

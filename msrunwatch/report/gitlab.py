@@ -14,6 +14,7 @@ from msrunwatch.rules.vocab import Severity
 
 MAX_PER_FINDING = 50
 """Occurrences kept per finding: a thousand ranks with one fault is one problem, not 1000."""
+INPUT_CHECK = "msrunwatch-input-not-read"
 SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
 
 
@@ -70,7 +71,21 @@ def _issues(f: Finding, report: Report) -> list[dict[str, Any]]:
     ]
 
 
+def _input_issue(warning: str, report: Report) -> dict[str, Any]:
+    """An input that could not be read, as an issue on the log directory."""
+    path = report.log_dirs[0] if report.log_dirs else "."
+    return {
+        "description": warning,
+        "check_name": INPUT_CHECK,
+        "fingerprint": hashlib.md5(warning.encode(), usedforsecurity=False).hexdigest(),
+        "severity": "minor",
+        "location": {"path": path, "lines": {"begin": 1}},
+    }
+
+
 def render(report: Report, rules: Sequence[Rule]) -> str:
-    """The Code Quality report text (the rules are unused: findings carry what GitLab shows)."""
+    """The Code Quality report text (the rules are unused: findings carry what GitLab shows),
+    and an issue for each input that could not be read."""
     issues = [issue for f in report.findings for issue in _issues(f, report)]
+    issues += [_input_issue(w, report) for w in report.warnings]
     return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"

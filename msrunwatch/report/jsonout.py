@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
+from msrunwatch.core.numbers import finite
 from msrunwatch.judge.model import Finding, FirstError, Occurrence, RankReport, Report, RootCause
 from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
 from msrunwatch.read.timestamps import iso
 
-
-def _number(value: float | None) -> float | None:
-    """JSON has no NaN or infinity: they become null."""
-    if value is None or math.isnan(value) or math.isinf(value):
-        return None
-    return value
+_number = finite
+"""JSON has no NaN or infinity: they become null."""
 
 
 def _round(value: float | None) -> float | None:
+    value = finite(value)
     return None if value is None else round(value, 1)
 
 
@@ -40,9 +37,9 @@ def compile_stats(c: CompileStats | None) -> dict[str, Any] | None:
         return None
     return {
         "count": c.count,
-        "total_ms": c.total_ms,
+        "total_ms": finite(c.total_ms),
         "in_progress": c.in_progress,
-        "stages": [{"stage": s, "ms": ms} for s, ms in c.stages],
+        "stages": [{"stage": s, "ms": finite(ms)} for s, ms in c.stages],
     }
 
 

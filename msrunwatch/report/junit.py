@@ -11,6 +11,8 @@ from msrunwatch.report import fmt
 from msrunwatch.rules.model import Rule
 
 SUITE = "msrunwatch"
+INPUT_CASE = "every-input-read"
+"""The test that fails when some input could not be read (the report's warnings)."""
 MAX_EVIDENCE = 50
 """Evidence lines listed per finding: a thousand ranks must not make a megabyte of XML."""
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -87,9 +89,19 @@ def _counts(element: ET.Element, tests: int, failures: int) -> None:
     element.set("skipped", "0")
 
 
+def _input_case(warnings: Sequence[str]) -> ET.Element:
+    """A failing test for what could not be read, so a partial read is never all green."""
+    case = ET.Element("testcase", classname=f"{SUITE}.input", name=INPUT_CASE)
+    failure = ET.SubElement(case, "failure", message=_one_line(warnings[0]), type="warning")
+    failure.text = _clean("\n".join(warnings))
+    return case
+
+
 def render(report: Report, rules: Sequence[Rule]) -> str:
     """The JUnit XML document, with its declaration."""
     cases = _cases(report, rules)
+    if report.warnings:
+        cases.append(_input_case(report.warnings))
     failures = sum(1 for c in cases if c.find("failure") is not None)
     root = ET.Element("testsuites", name=SUITE)
     _counts(root, len(cases), failures)

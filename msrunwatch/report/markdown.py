@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from msrunwatch.core.sanitize import markdown as _escape
+from msrunwatch.core.sanitize import markdown_code as _code
 from msrunwatch.judge.model import Report
 from msrunwatch.read.timestamps import clock
 from msrunwatch.report import fmt, text
@@ -13,10 +15,6 @@ HEADER = (
 )  # fmt: skip
 
 
-def _escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _verdict(report: Report) -> list[str]:
     out = [
         f"## msrunwatch: {report.outcome.upper()}",
@@ -26,15 +24,15 @@ def _verdict(report: Report) -> list[str]:
     ]
     c = report.root_cause
     if c is not None:
-        out.append(f"- Root cause: `{c.rule}` ({c.category}) on {fmt.ranks_text(c.ranks)}")
+        out.append(f"- Root cause: {_code(c.rule)} ({c.category}) on {fmt.ranks_text(c.ranks)}")
         out.append(f"- Message: {_escape(fmt.human_sizes(c.message))}")
         if c.file:
             stamp = fmt.when(c.time, c.time_exact)
             out.append(
-                f"- Evidence: `{fmt.where_path(c.log_dir, c.file, c.line)}`"
+                f"- Evidence: {_code(fmt.where_path(c.log_dir, c.file, c.line))}"
                 + (f" at {stamp}" if stamp else "")
             )
-        out.append(f"- Why: {c.reason}")
+        out.append(f"- Why: {_escape(c.reason)}")
         hint = next((f.hint for f in report.findings if f.role == "root-cause" and f.hint), "")
         if hint:
             out.append(f"- Hint: {_escape(hint)}")
@@ -89,11 +87,10 @@ def render(report: Report, show_all: bool = False) -> str:
         for f in report.findings:
             about = fmt.about(f)
             out.append(
-                f"- **{f.severity.value}** `{f.rule}` ({f.category}, {f.role}), {about}: "
-                f"{_escape(fmt.human_sizes(f.message))}"
+                f"- **{f.severity.value}** {_code(f.rule)} ({f.category}, {f.role}), "
+                f"{_escape(about)}: {_escape(fmt.human_sizes(f.message))}"
             )
-            for o in f.occurrences[:3]:
-                out.append(f"  - `{fmt.where(o)}`")
+            out.extend(f"  - {_code(fmt.where(o))}" for o in f.occurrences[:3])
         out.append("")
     for warning in report.warnings:
         out.append(f"> warning: {_escape(warning)}")

@@ -143,9 +143,10 @@ def _result(f: Finding, index: int, report: Report) -> dict[str, Any]:
 
 
 def _invocation(report: Report) -> dict[str, Any]:
-    """Problems reading the logs, so a clean result set is not mistaken for a clean run."""
+    """Problems reading the logs, so a clean result set is not mistaken for a clean run: any
+    input that could not be read makes the execution unsuccessful."""
     notes = [{"level": "warning", "message": {"text": w}} for w in report.warnings]
-    out: dict[str, Any] = {"executionSuccessful": True}
+    out: dict[str, Any] = {"executionSuccessful": not notes}
     if notes:
         out["toolExecutionNotifications"] = notes
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from msrunwatch.core.sanitize import terminal as safe
 from msrunwatch.judge.model import Finding, RankReport, Report
 from msrunwatch.read.timestamps import clock
 from msrunwatch.report import fmt
@@ -83,7 +84,7 @@ def _table(report: Report, style: fmt.Style, show_all: bool) -> list[str]:
     if not rows:
         return ["  (no ranks)"]
     columns = _columns(rows)
-    cells = [[get(r) for _, get, _ in columns] for r in rows]
+    cells = [[safe(get(r)) for _, get, _ in columns] for r in rows]
     widths = [
         max(len(title), *(len(c[i]) for c in cells)) for i, (title, _, _) in enumerate(columns)
     ]
@@ -111,18 +112,19 @@ def _table(report: Report, style: fmt.Style, show_all: bool) -> list[str]:
 
 def _verdict(report: Report, style: fmt.Style) -> list[str]:
     outcome = report.outcome.upper()
-    out = [f"{style(outcome, fmt.OUTCOME_COLOR.get(report.outcome))}  {fmt.headline(report)}"]
+    headline = safe(fmt.headline(report))
+    out = [f"{style(outcome, fmt.OUTCOME_COLOR.get(report.outcome))}  {headline}"]
     c = report.root_cause
     if c is not None:
-        out.append(f"  {fmt.human_sizes(c.message)}")
+        out.append(safe(f"  {fmt.human_sizes(c.message)}"))
         if c.file is not None:
             path = fmt.where_path(c.log_dir, c.file, c.line)
             stamp = fmt.when(c.time, c.time_exact)
-            out.append(f"  at {path}" + (f"  ({stamp})" if stamp else ""))
-        out.append(f"  why: {c.reason}")
+            out.append(safe(f"  at {path}" + (f"  ({stamp})" if stamp else "")))
+        out.append(safe(f"  why: {c.reason}"))
         hint = next((f.hint for f in report.findings if f.role == "root-cause" and f.hint), "")
         if hint:
-            out.append(f"  hint: {hint}")
+            out.append(safe(f"  hint: {hint}"))
     room = fmt.headroom(report)
     if room:
         out.append(f"  memory: {room}")
@@ -134,14 +136,15 @@ def _verdict(report: Report, style: fmt.Style) -> list[str]:
 
 def _finding(f: Finding, style: fmt.Style) -> list[str]:
     severity = style(f.severity.value.ljust(7), fmt.SEVERITY_COLOR.get(f.severity.value))
-    about = fmt.about(f)
-    message = fmt.human_sizes(f.message)
-    lines = [f"  {severity}  {f.rule}  [{f.role}]  {about}", f"           {message}"]
+    about = safe(f"{f.rule}  [{f.role}]  {fmt.about(f)}")
+    message = safe(fmt.human_sizes(f.message))
+    lines = [f"  {severity}  {about}", f"           {message}"]
     shown = f.occurrences[:MAX_EVIDENCE]
     for o in shown:
         count = f"  (x{o.count})" if o.count > 1 else ""
         stamp = fmt.when(o.time, o.time_exact)
-        lines.append(f"           {fmt.where(o)}" + (f"  {stamp}" if stamp else "") + count)
+        where = safe(fmt.where(o))
+        lines.append(f"           {where}" + (f"  {stamp}" if stamp else "") + count)
     if len(f.occurrences) > len(shown):
         lines.append(f"           ... and {len(f.occurrences) - len(shown)} more")
     return lines
@@ -156,6 +159,5 @@ def render(report: Report, color: bool = False, show_all: bool = False) -> str:
         out += ["", f"FINDINGS ({len(report.findings)})"]
         for f in report.findings:
             out += _finding(f, style)
-    for warning in report.warnings:
-        out.append(f"warning: {warning}")
+    out.extend(safe(f"warning: {warning}") for warning in report.warnings)
     return "\n".join(out) + "\n"

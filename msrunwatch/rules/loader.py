@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from msrunwatch.core.errors import ExprError, RuleError, YamlError
+from msrunwatch.core.fileio import read_capped
 from msrunwatch.core.yamlload import Positions, load
 from msrunwatch.rules import variables
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Peer, Rule, Scope, Subject, compile_pattern
+from msrunwatch.rules.patterncheck import pattern_problem
 from msrunwatch.rules.tables import Lookup, load_table
 from msrunwatch.rules.template import check_template
 from msrunwatch.rules.vocab import CATEGORIES, Blame, Effect, Refers, Role, Severity
@@ -29,6 +31,10 @@ if TYPE_CHECKING:
     from jsonschema import ValidationError
 
 CASES_SUFFIX = ".cases.yaml"
+MAX_RULE_BYTES = 1 << 20
+"""A rule file larger than this is refused (the largest built-in one has 3 KB)."""
+MAX_CASES_BYTES = 8 << 20
+"""A cases file larger than this is refused (the largest built-in one has 24 KB)."""
 
 
 @cache
@@ -154,13 +160,7 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
     scope = Scope(data.get("scope", "line"))
     match = None
     if "match" in data:
-        try:
-            match = compile_pattern(data["match"])
-        except regex.error as exc:
-            line, col = pos.of(("match",))
-            raise RuleError(
-                path, f"match is not a valid regex: {exc}", line, col, rule_id
-            ) from None
+        match = _compile_bounded(path, data["match"], pos, rule_id)
     names = _names(scope, match)
     if "lookup" in data and names is not None:
         names |= _lookup_columns(path, data, pos, match)
@@ -177,6 +177,19 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
             raise RuleError(path, f"{key}: {problem}", line, col, rule_id)
     _subject(path, data, pos, match)
     _peer(path, data, pos, match)
+
+
+def _compile_bounded(path: Path, pattern: str, pos: Positions, rule_id: str) -> regex.Pattern[str]:
+    """A user's pattern, compiled only once its size is known to be bounded: the `regex`
+    module expands counted repeats while compiling, beyond any time or memory limit."""
+    line, col = pos.of(("match",))
+    problem = pattern_problem(pattern)
+    if problem is not None:
+        raise RuleError(path, f"match {problem}", line, col, rule_id)
+    try:
+        return compile_pattern(pattern)
+    except (regex.error, OverflowError, RecursionError) as exc:
+        raise RuleError(path, f"match is not a valid regex: {exc}", line, col, rule_id) from None
 
 
 def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False) -> Rule:
@@ -313,12 +326,18 @@ def _names_list(value: Any) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
 
-def load_rule(path: Path, trusted: bool = False) -> Rule:
-    """Load one rule file (validated unless it is the built-in pack's)."""
+def read_text(path: Path, cap: int = MAX_RULE_BYTES) -> str:
+    """A rule or cases file's text: a regular file of at most cap bytes, UTF-8 (a FIFO or a
+    device in a rules directory is an error, never a read that blocks or never ends)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return read_capped(path, cap).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleError(path, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def load_rule(path: Path, trusted: bool = False) -> Rule:
+    """Load one rule file (validated unless it is the built-in pack's)."""
+    text = read_text(path)
     try:
         data, pos = load(text)
     except YamlError as exc:

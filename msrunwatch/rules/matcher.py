@@ -1,17 +1,19 @@
-"""Run line-scope rules on one line: prefilter, full pattern with a time limit, message."""
+"""Run line-scope rules on one line: prefilter, full pattern within its time budget, message."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import regex
+
+from msrunwatch.core.numbers import to_float, to_int
+from msrunwatch.rules.budget import Abandoned, Budget
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.prefilter import Prefilter
 from msrunwatch.rules.tables import OVERRIDES
 from msrunwatch.rules.template import fingerprint, render
-
-MATCH_TIMEOUT_S = 0.05
-"""A pattern that backtracks longer than this on one line is abandoned for that line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,26 +37,42 @@ class LineMatcher:
         self.rules = [r for r in rules if r.scope is Scope.LINE and r.pattern is not None]
         self._prefilter = Prefilter(r.pattern for r in self.rules if r.pattern is not None)
         self._fallback = {r.id: r.fallback for r in self.rules}
-        self.timeouts = 0
-        """Lines on which a rule's pattern hit the time limit."""
+        self.budget = Budget()
+        """Time spent per rule, per file and per run, and the lines given up on."""
 
     def fallback_level(self, rule_id: str) -> int:
         """How readily a rule yields to others on the same record (0: never)."""
         return self._fallback.get(rule_id, 0)
 
+    def reading(self, key: str) -> None:
+        """The lines matched from now on are of this file (for its budget and its record of
+        abandoned lines); a new key starts a fresh record."""
+        self.budget.reading(key)
+
+    def forget(self, key: str) -> None:
+        """A file was truncated or replaced: its record starts again."""
+        self.budget.forget(key)
+
+    def abandoned(self, key: str) -> list[Abandoned]:
+        """Lines of a file that rules gave up on or were not tried on, per rule."""
+        return self.budget.abandoned(key)
+
     def match(
-        self, line: str, level: str = "", kind: str = "", frame: str | None = None
+        self,
+        line: str,
+        level: str = "",
+        kind: str = "",
+        frame: str | None = None,
+        lineno: int | None = None,
     ) -> list[LineMatch]:
         """Every rule that matches the line (and whose `when` holds for it); `kind` and
-        `frame` say what the reader knows of the line's place (see rules.variables.LINE)."""
+        `frame` say what the reader knows of the line's place (see rules.variables.LINE).
+        A rule whose pattern runs out of time on the line, or out of budget, is counted as
+        abandoned (with `lineno`, when the reader gives it)."""
         found: list[LineMatch] = []
         for index in self._prefilter.candidates(line):
             rule = self.rules[index]
-            try:
-                m = rule.match.search(line, timeout=MATCH_TIMEOUT_S)  # type: ignore[union-attr]
-            except TimeoutError:
-                self.timeouts += 1
-                continue
+            m = self._search(rule, line, lineno)
             if m is None:
                 continue
             captures = {k: v for k, v in m.groupdict().items() if v is not None}
@@ -76,14 +94,26 @@ class LineMatcher:
             found.append(LineMatch(rule, message, key, tuple(captures.items()), subject, overrides))
         return found
 
+    def _search(self, rule: Rule, line: str, lineno: int | None) -> regex.Match[str] | None:
+        """The rule's pattern on the line, within the time it has left."""
+        limit = self.budget.timeout(rule.id)
+        if limit <= 0:
+            self.budget.current.abandon(rule.id, line, lineno, timed_out=False)
+            return None
+        began = time.perf_counter()
+        try:
+            return rule.match.search(line, timeout=limit)  # type: ignore[union-attr]
+        except TimeoutError:
+            self.budget.current.abandon(rule.id, line, lineno, timed_out=True)
+            return None
+        finally:
+            self.budget.charge(rule.id, time.perf_counter() - began)
+
 
 def capture_value(text: str) -> int | float | str:
-    """A capture as a number when it is one (and prints the same), so conditions compare it."""
-    try:
-        number: int | float = int(text)
-    except ValueError:
-        try:
-            number = float(text)
-        except ValueError:
-            return text
-    return number if str(number) == text else text
+    """A capture as a number when it is one (and prints the same), so conditions compare it;
+    a number no log means (5,000 digits, `1e999`, `nan`) stays text."""
+    number: int | float | None = to_int(text)
+    if number is None:
+        number = to_float(text)
+    return number if number is not None and str(number) == text else text

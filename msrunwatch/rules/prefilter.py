@@ -9,12 +9,16 @@ without such a literal are always tried.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Sequence
 from re import _constants as C  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 
 MIN_LITERAL = 4
+MAX_LITERAL = 64
+"""A required literal is cut to its first characters (still required): the trie is built
+one recursion level per character."""
 MIN_ALTERNATIVE = 3
 
 
@@ -65,7 +69,7 @@ def required_literals(pattern: str) -> tuple[Requirement, bool] | None:
         tree = _parser.parse(pattern)
     except Exception:  # the `regex` dialect has syntax `re` does not parse
         return None
-    requirement = _best(tree)
+    requirement = tuple(literal[:MAX_LITERAL] for literal in _best(tree))
     if not requirement:
         return None
     ignore_case = bool(tree.state.flags & re.IGNORECASE)
@@ -94,11 +98,33 @@ def trie_pattern(words: Iterable[str]) -> str:
     return build(trie)
 
 
-def _may_hide(outer: str, inner: str) -> bool:
-    """Whether a match of `outer` can hide an occurrence of `inner` from a left-to-right scan."""
-    if inner in outer:
-        return True
-    return any(inner.startswith(outer[i:]) for i in range(1, len(outer)))
+class _Literals:
+    """The required literals of one case mode, indexed to answer "which literals can a match
+    of this one hide?" without comparing it with all of them: a scan that finds `key` skips
+    past it, so a literal is hidden when it lies inside `key`, or when it starts with what
+    `key` ends with (it begins inside the match and runs on past it)."""
+
+    def __init__(self, by_literal: dict[str, list[int]]) -> None:
+        self._rules = by_literal
+        self._sorted = sorted(by_literal)
+
+    def hidden_by(self, key: str) -> list[int]:
+        """Rule indexes whose literal a match of `key` may hide (`key`'s own included)."""
+        found: set[str] = set()
+        for start in range(len(key)):
+            rest = key[start:]
+            found.update(rest[:end] for end in range(1, len(rest) + 1) if rest[:end] in self._rules)
+            if start:
+                found.update(self._starting_with(rest))
+        return sorted({i for literal in found for i in self._rules[literal]})
+
+    def _starting_with(self, prefix: str) -> list[str]:
+        """Literals that start with prefix: one range of the sorted list."""
+        first = bisect.bisect_left(self._sorted, prefix)
+        last = first
+        while last < len(self._sorted) and self._sorted[last].startswith(prefix):
+            last += 1
+        return self._sorted[first:last]
 
 
 class Prefilter:
@@ -115,11 +141,14 @@ class Prefilter:
             literals, fold = found
             for literal in literals:
                 by_literal.setdefault((literal, fold), []).append(index)
-        self._by_literal = by_literal
         self._scans = [
             (self._compile([k for k, ci in by_literal if ci == fold], fold), fold)
             for fold in (False, True)
         ]
+        self._index = {
+            fold: _Literals({k: v for (k, ci), v in by_literal.items() if ci == fold})
+            for fold in (False, True)
+        }
         self._hidden: dict[tuple[str, bool], list[int]] = {}
 
     @staticmethod
@@ -130,19 +159,11 @@ class Prefilter:
 
     def _rules_behind(self, key: str, fold: bool) -> list[int]:
         """Rules whose literal a match of `key` may hide, worked out the first time `key`
-        occurs in a line: a real log shows a few dozen keys, so building the prefilter
-        stays linear in the rules, however many there are."""
+        occurs in a line, from the index: a few lookups per character of `key`, so a log that
+        holds all of 10,000 rules' literals costs no more than 10,000 lookups of each."""
         known = self._hidden.get((key, fold))
         if known is None:
-            known = sorted(
-                {
-                    i
-                    for (literal, ci), indexes in self._by_literal.items()
-                    if ci == fold and _may_hide(key, literal)
-                    for i in indexes
-                }
-            )
-            self._hidden[(key, fold)] = known
+            known = self._hidden[(key, fold)] = self._index[fold].hidden_by(key)
         return known
 
     def candidates(self, line: str) -> list[int]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from msrunwatch.core.errors import RuleError
+from msrunwatch.core.fileio import FileTooLarge, read_capped
 
 OVERRIDES = ("category", "role", "title", "hint")
 """Columns that replace the rule's own fields for a finding from that row."""
@@ -35,11 +36,14 @@ class Lookup:
 def load_table(path: Path, rule: str) -> dict[str, dict[str, str]]:
     """Read a TSV table; a broken one is a RuleError naming the file and line."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise RuleError(path, f"lookup table is larger than {MAX_BYTES >> 20} MiB", rule=rule)
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_capped(path, MAX_BYTES).decode("utf-8").splitlines()
+    except FileTooLarge:
+        raise RuleError(
+            path, f"lookup table is larger than {MAX_BYTES >> 20} MiB", rule=rule
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise RuleError(path, f"cannot read lookup table: {exc}", rule=rule) from None
+        why = getattr(exc, "strerror", None) or exc
+        raise RuleError(path, f"cannot read lookup table: {why}", rule=rule) from None
     if not lines or len(lines) > MAX_ROWS:
         raise RuleError(path, "lookup table is empty or has too many rows", rule=rule)
     header = lines[0].split("\t")

@@ -235,7 +235,7 @@ def test_github_escapes_data_and_properties(run: Triage, rules: list[Rule]) -> N
     )
     (line,) = github.render(with_finding(report, finding), rules).splitlines()
     assert line == (
-        "::notice file=a%2Cb%3Ac/w%25.log,line=9,title=odd%2Crule%3A 50%25%3A done%2C mostly%0D%0A"
+        "::notice file=a%2Cb%3Ac/w%25.log,line=9,title=odd%2Crule%3A 50%25%3A done%2C mostly\\x0d%0A"
         "::100%25 used,%0Athen: died (rank 3)"
     )
 

@@ -15,8 +15,9 @@ root_cause     the JSON report's root_cause, log_time, cleared: false; or only
                cleared: true when a restarted run no longer has one
 restarted      file (relative to its log directory): truncated or replaced
 caught_up      files, ranks, bytes_read: everything present at start was read
+warning        message: a problem reading the run, once when it first appears
 done           outcome, exit_code, reason ("done", "interrupted", "terminated"),
-               statuses (rank count per status)
+               statuses (rank count per status), warnings (those still standing)
 =============  ================================================================
 """
 
@@ -29,6 +30,8 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
+
+from msrunwatch.core.numbers import finite
 
 SCHEMA = 1
 """Version of the event lines; bumped only when a field changes meaning or disappears."""
@@ -95,7 +98,11 @@ class EventStream:
         out = self.out
         if out is None or self._write_failed:
             return
-        line = json.dumps(record, ensure_ascii=False, allow_nan=False, default=_plain) + "\n"
+        try:
+            line = json.dumps(record, ensure_ascii=False, allow_nan=False, default=_plain)
+        except ValueError:  # a NaN or infinity got past the report: null, as JSON has none
+            line = json.dumps(_finite(record), ensure_ascii=False, default=_plain)
+        line += "\n"
         try:
             out.write(line)
             out.flush()
@@ -130,6 +137,17 @@ def _plain(value: Any) -> Any:
     if isinstance(value, tuple | set | frozenset):
         return list(value)
     return str(value)
+
+
+def _finite(value: Any) -> Any:
+    """The value with every NaN or infinite float, at any depth, made null."""
+    if isinstance(value, float):
+        return finite(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _silence_stdout() -> None:

@@ -10,12 +10,15 @@ import subprocess
 import threading
 from typing import Any, TextIO
 
+from msrunwatch.core.sanitize import terminal
 from msrunwatch.judge.model import Finding
 from msrunwatch.rules.vocab import Severity
 
 HOOK_TIMEOUT_S = 60.0
 """An --on-finding command running longer than this is killed."""
 HOOK_WORKERS = 4
+MAX_ENV_BYTES = 8192
+"""Bytes of UTF-8 an MSRUNWATCH_* value may have; the event on stdin is never cut."""
 
 
 class Hook:
@@ -41,16 +44,21 @@ class Hook:
         self.futures.append(self._pool.submit(self._run, finding.rule, data, _env(finding)))
 
     def _run(self, rule: str, data: bytes, env: dict[str, str]) -> None:
-        proc = self._spawn(rule, env)
-        if proc is None:
-            return
-        with self._lock:
-            self._running.add(proc)
+        """Run the command once; whatever goes wrong is a warning (a pool thread's exception
+        would vanish into its future)."""
         try:
-            self._communicate(rule, proc, data)
-        finally:
+            proc = self._spawn(rule, env)
+            if proc is None:
+                return
             with self._lock:
-                self._running.discard(proc)
+                self._running.add(proc)
+            try:
+                self._communicate(rule, proc, data)
+            finally:
+                with self._lock:
+                    self._running.discard(proc)
+        except Exception as exc:  # every failure is reported, none escapes
+            self._warn(rule, f"failed: {exc}")
 
     def _spawn(self, rule: str, env: dict[str, str]) -> subprocess.Popen[bytes] | None:
         """Start the command in its own session, so a timeout kills all it started."""
@@ -64,8 +72,8 @@ class Hook:
                 env=env,
                 start_new_session=True,
             )
-        except OSError as exc:
-            self._warn(rule, f"cannot start: {exc.strerror}")
+        except (OSError, ValueError) as exc:
+            self._warn(rule, f"cannot start: {getattr(exc, 'strerror', None) or exc}")
             return None
 
     def _communicate(self, rule: str, proc: subprocess.Popen[bytes], data: bytes) -> None:
@@ -101,15 +109,28 @@ class Hook:
 
 
 def _env(finding: Finding) -> dict[str, str]:
-    """The process environment plus the finding's MSRUNWATCH_* variables."""
+    """The process environment plus the finding's MSRUNWATCH_* variables, each made safe to
+    pass: the kernel refuses a NUL in the environment and a string over 128 KiB, and either
+    would stop the command from starting at all (the full event is on its stdin)."""
+    ranks = ",".join(str(n) for n in finding.ranks)
     return {
         **os.environ,
-        "MSRUNWATCH_RULE": finding.rule,
-        "MSRUNWATCH_CATEGORY": finding.category,
+        "MSRUNWATCH_RULE": env_value(finding.rule),
+        "MSRUNWATCH_CATEGORY": env_value(finding.category),
         "MSRUNWATCH_SEVERITY": finding.severity.value,
-        "MSRUNWATCH_RANKS": ",".join(str(n) for n in finding.ranks),
-        "MSRUNWATCH_MESSAGE": finding.message,
+        "MSRUNWATCH_RANKS": env_value(ranks),
+        "MSRUNWATCH_MESSAGE": env_value(finding.message),
     }
+
+
+def env_value(text: str) -> str:
+    """Log text as an environment value: NULs removed, other controls shown visibly, at most
+    MAX_ENV_BYTES of UTF-8 (cut on a character boundary, marked with `...`)."""
+    value = terminal(text.replace("\0", ""))
+    raw = value.encode("utf-8", "surrogateescape")
+    if len(raw) <= MAX_ENV_BYTES:
+        return value
+    return raw[: MAX_ENV_BYTES - 3].decode("utf-8", "ignore") + "..."
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -14,6 +15,7 @@ from prometheus_client import CollectorRegistry
 
 from msrunwatch import __version__
 from msrunwatch.core.exit_codes import ExitCode
+from msrunwatch.core.sanitize import terminal
 from msrunwatch.judge.model import Report, Status
 from msrunwatch.live.headless.events import EventStream, PipeClosed, relabel_time
 from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, Hook
@@ -68,6 +70,7 @@ class Headless:
         self._ranks_before: dict[tuple[str, str], frozenset[int]] = {}
         """Each finding's ranks in the last report: a finding is news when it has more."""
         self._caught_up = False
+        self._warned: set[str] = set()
         self._stop = StopSignals(lambda: self.live.dirty.wake.set())
         self._started = False
         self._tick_began = 0.0
@@ -152,6 +155,7 @@ class Headless:
             self.events.emit("restarted", file=rel)
         if judged:
             self._silence, self._silence_at = dict(update.silence), update.time
+        self._emit_warnings(report)
         self._emit_statuses(update)
         self._emit_findings(update)
         if judged:
@@ -171,6 +175,19 @@ class Headless:
                 ranks=len(report.ranks),
                 bytes_read=self._bytes,
             )
+
+    def _emit_warnings(self, report: Report) -> None:
+        """A warning event, and a line on stderr, for each problem reading the run when it
+        first appears (a file that cannot be opened, a directory that cannot be listed)."""
+        for warning in report.warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                self.events.emit("warning", message=warning)
+                self._stderr(f"msrunwatch: warning: {terminal(warning)}")
+
+    def _stderr(self, line: str) -> None:
+        with contextlib.suppress(OSError, ValueError):  # stderr closed: the event still went
+            print(line, file=self.err, flush=True)
 
     def _emit_statuses(self, update: Update) -> None:
         """One rank_status event per rank that appeared or changed status."""
@@ -227,6 +244,11 @@ class Headless:
         except PipeClosed:
             self.close(wait_for_hooks=False)
             return int(ExitCode.OK)
+        except Exception as exc:  # a bug: still say so in a done event before it is reported
+            with contextlib.suppress(Exception):
+                self._finish(int(ExitCode.USAGE), "error", f"{type(exc).__name__}: {exc}"[:300])
+            self.close(wait_for_hooks=False)
+            raise
         except BaseException:
             self.close(wait_for_hooks=False)
             raise
@@ -249,7 +271,7 @@ class Headless:
             return int(ExitCode.INTERRUPTED), "interrupted"
         return code, "done"
 
-    def _finish(self, code: int, reason: str) -> None:
+    def _finish(self, code: int, reason: str, error: str | None = None) -> None:
         """The done event: outcome, exit code, why, and the ranks per status."""
         report = self.report
         statuses: dict[str, int] = {}
@@ -261,6 +283,8 @@ class Headless:
             exit_code=code,
             reason=reason,
             statuses=statuses,
+            warnings=list(report.warnings) if report else [],
+            **({"error": error} if error else {}),
         )
 
     def _wait(self) -> None:

@@ -36,8 +36,8 @@ from __future__ import annotations
 import socket
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -49,6 +49,12 @@ from msrunwatch.read.facts import MemorySummary, Progress
 from msrunwatch.rules.vocab import CATEGORIES, Severity
 
 OUTCOMES = ("running", "ok", "failed", "unknown")
+SERVER_THREADS = 4
+"""Connections served at once (a scrape takes milliseconds)."""
+SERVER_QUEUE = 16
+"""Connections waiting for a thread; more at once are closed as they come."""
+CONNECTION_TIMEOUT_S = 10.0
+"""A connection silent this long is closed (Prometheus sends its request at once)."""
 _RANK_GAUGES = (
     (
         "msrunwatch_rank_status",
@@ -188,11 +194,48 @@ def _root_cause(report: Report | None) -> Metric:
     return family
 
 
-class _Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
+class _Server(WSGIServer):
+    """Serves each connection on a small pool of threads: connections beyond what the pool
+    and its queue hold are closed at once, and one that sends nothing is dropped after
+    CONNECTION_TIMEOUT_S, so idle or slow clients cannot pile up threads."""
+
+    _pool: ThreadPoolExecutor | None = None
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        self._pool = ThreadPoolExecutor(SERVER_THREADS, thread_name_prefix="msrunwatch-metrics")
+        self._slots = threading.BoundedSemaphore(SERVER_THREADS + SERVER_QUEUE)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if self._pool is None or not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)  # too many at once: this one is refused
+            return
+        self._pool.submit(self._serve, request, client_address)
+
+    def _serve(self, request: Any, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:  # a client that went away: nothing to report
+            pass
+        finally:
+            self.shutdown_request(request)
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A failed connection prints nothing (the default prints a traceback)."""
+
+    def server_close(self) -> None:
+        super().server_close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 class _QuietHandler(WSGIRequestHandler):
+    def setup(self) -> None:
+        """A connection may stay silent CONNECTION_TIMEOUT_S before it is closed."""
+        self.request.settimeout(CONNECTION_TIMEOUT_S)
+        super().setup()
+
     def log_message(self, format: str, *args: Any) -> None:
         """Scrapes are not logged."""
 

@@ -13,8 +13,8 @@ class HeadlessOptions:
     """Write the JSON lines here (default: stdout)."""
     metrics_port: int | None = None
     """Serve Prometheus metrics on this port."""
-    metrics_addr: str = "0.0.0.0"
-    """Address of the metrics server."""
+    metrics_addr: str = "127.0.0.1"
+    """Address of the metrics server: this host only unless told otherwise."""
     on_finding: str | None = None
     """Shell command run for each new error finding."""
     exit_when_done: bool = False

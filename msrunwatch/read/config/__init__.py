@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from msrunwatch.core.errors import ConfigError
+from msrunwatch.core.fileio import FileTooLarge, NotRegularFile, read_capped
 from msrunwatch.read.config.common import NotATrainingConfig, TracedValue
 from msrunwatch.read.config.mindformers import read_mindformers
 from msrunwatch.read.config.model import TrainingConfig
@@ -22,6 +23,7 @@ from msrunwatch.read.config.shell import read_script
 __all__ = ["ConfigError", "NotATrainingConfig", "TracedValue", "read_config", "read_msrun"]
 
 MAX_BYTES = 4 * 1024 * 1024
+"""Bytes actually read, whatever `st_size` says: a config larger than this is refused."""
 YAML_SUFFIXES = (".yaml", ".yml")
 SHELL_SUFFIXES = (".sh", ".bash")
 SHELL_HINT = re.compile(
@@ -34,12 +36,13 @@ def read_config(path: str) -> TrainingConfig:
     """Read a MindFormers YAML or a launch script."""
     file = Path(path)
     try:
-        size = file.stat().st_size
-        if file.is_dir():
-            raise ConfigError(f"{path}: is a directory, not a config file")
-        if size > MAX_BYTES:
-            raise ConfigError(f"{path}: {size} bytes is too large for a training config")
-        data = file.read_bytes()
+        data = read_capped(file, MAX_BYTES)
+    except NotRegularFile as exc:
+        raise ConfigError(f"{path}: is {exc.kind}, not a config file") from None
+    except FileTooLarge:
+        raise ConfigError(
+            f"{path}: more than {MAX_BYTES} bytes is too large for a training config"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:

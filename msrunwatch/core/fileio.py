@@ -1,0 +1,97 @@
+"""Open only regular files, and never read more than a cap.
+
+Any path msrunwatch is handed can name something that is not a file: a FIFO (opening it
+blocks until a writer comes, forever), a device (`/dev/zero` reads forever, `/dev/tty`
+steals the terminal), a socket, or a symlink to any of these. So the path is `stat`ed
+(following links) and refused unless it is a regular file, then opened with `O_NONBLOCK`
+(a FIFO swapped in after the `stat` cannot block the open) and checked again with `fstat`
+on the descriptor itself. Reads stop at a cap counted in bytes actually read, whatever
+`st_size` claims (procfs files say 0, a file may grow while read).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+class NotRegularFile(OSError):
+    """The path names a directory, FIFO, socket or device: never opened, never read."""
+
+    def __init__(self, path: str | Path, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"not a regular file ({kind})", str(path))
+        self.kind = kind
+
+
+class FileTooLarge(OSError):
+    """More bytes than the reader's cap: the file is not read at all."""
+
+    def __init__(self, path: str | Path, cap: int) -> None:
+        super().__init__(errno.EFBIG, f"larger than {cap:,} bytes", str(path))
+        self.cap = cap
+
+
+def kind_of(mode: int) -> str | None:
+    """What a mode says a path is, None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a file")
+
+
+def check_regular(path: str | Path, st: os.stat_result) -> None:
+    """Raise NotRegularFile unless st describes a regular file."""
+    kind = kind_of(st.st_mode)
+    if kind is not None:
+        raise NotRegularFile(path, kind)
+
+
+def open_regular(path: str | Path) -> int:
+    """A read-only descriptor of a regular file; OSError (NotRegularFile for a FIFO, device,
+    socket or directory) otherwise. The caller closes it."""
+    check_regular(path, os.stat(path))
+    fd = os.open(path, _FLAGS)
+    try:
+        check_regular(path, os.fstat(fd))
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_capped(path: str | Path, cap: int) -> bytes:
+    """The whole content of a regular file of at most cap bytes (FileTooLarge beyond)."""
+    fd = open_regular(path)
+    try:
+        parts: list[bytes] = []
+        got = 0
+        while got <= cap:
+            chunk = os.read(fd, min(cap + 1 - got, 1 << 20))
+            if not chunk:
+                break
+            parts.append(chunk)
+            got += len(chunk)
+    finally:
+        os.close(fd)
+    if got > cap:
+        raise FileTooLarge(path, cap)
+    return b"".join(parts)
+
+
+def read_head(path: str | Path, size: int) -> bytes:
+    """The first bytes of a regular file (fewer when it is shorter)."""
+    fd = open_regular(path)
+    try:
+        return os.read(fd, size)
+    finally:
+        os.close(fd)

@@ -1,0 +1,32 @@
+"""A hang guard: these tests feed FIFOs and devices, which blocked forever before issue 10;
+a regression must fail the test, not stall the suite."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from types import FrameType
+
+import pytest
+
+HANG_S = 120
+"""Far above what any of these tests needs: only a hang reaches it."""
+
+
+class Hung(Exception):
+    """Not an OSError (TimeoutError is one): code that swallows OSError cannot hide it."""
+
+
+def _hung(signum: int, frame: FrameType | None) -> None:
+    raise Hung(f"no answer after {HANG_S} s: something blocked")
+
+
+@pytest.fixture(autouse=True)
+def hang_guard() -> Iterator[None]:
+    previous = signal.signal(signal.SIGALRM, _hung)
+    signal.setitimer(signal.ITIMER_REAL, HANG_S, 1.0)  # and again each second, if caught
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -1,0 +1,51 @@
+"""The prefilter answers "which rules can this literal hide?" from an index, not by comparing
+it with every literal: a log holding all of 10,000 user rules' literals took 326 s before."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from msrunwatch.rules.matcher import LineMatcher
+from msrunwatch.rules.model import Rule, Scope
+from msrunwatch.rules.prefilter import Prefilter
+from msrunwatch.rules.vocab import Severity
+
+
+def may_hide(outer: str, inner: str) -> bool:
+    """The definition: a match of outer hides inner when inner lies inside it, or starts
+    inside it and runs on past its end."""
+    return inner in outer or any(inner.startswith(outer[i:]) for i in range(1, len(outer)))
+
+
+WORDS = st.text(alphabet="abcAB", min_size=4, max_size=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(literals=st.lists(WORDS, min_size=1, max_size=30, unique=True), key=WORDS)
+def test_the_index_finds_exactly_the_literals_a_match_may_hide(
+    literals: list[str], key: str
+) -> None:
+    prefilter = Prefilter(literals)
+    expected = sorted(i for i, literal in enumerate(literals) if may_hide(key, literal))
+    assert prefilter._rules_behind(key, False) == expected
+
+
+def user_rule(index: int, word: str) -> Rule:
+    return Rule(
+        id=f"user-{index}",
+        title="t",
+        category="python-exception",
+        severity=Severity.WARNING,
+        scope=Scope.LINE,
+        message="{n}",
+        pattern=rf"Error {word} (?P<n>\d+)",
+    )
+
+
+def test_thousands_of_rules_each_find_their_own_line() -> None:
+    words = [f"{chr(97 + i % 26)}{i:05d}{chr(97 + i * 7 % 26)}word" for i in range(3000)]
+    matcher = LineMatcher([user_rule(i, w) for i, w in enumerate(words)])
+    for i, word in enumerate(words):
+        line = f"ValueError: Error {word} {i} near {words[(i * 7) % len(words)]}"
+        assert [m.rule.id for m in matcher.match(line)] == [f"user-{i}"]
