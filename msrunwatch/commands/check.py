@@ -39,7 +39,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     paths(args.targets, "target"), paths(args.console, "--console")
     settings = settings_of(args)
     rules = rule_set(settings)
-    launch = Launch(args.devices, args.msrun, tuple(args.console or ()))
+    launch = Launch(
+        args.devices,
+        args.msrun,
+        tuple(args.console or ()),
+        args.framework_version or settings.framework_version,
+    )
     with stdin.spooled(args.targets) as targets:
         report = stdin.relabel(check_targets(targets, rules, launch), targets)
     out = render(report, rules, args.format)

@@ -165,6 +165,12 @@ def launch_options(parser: argparse.ArgumentParser) -> None:
         help="card count, when the config does not say",
     )
     parser.add_argument("--msrun", metavar="CMDLINE", help="the msrun command line of the job")
+    parser.add_argument(
+        "--framework-version",
+        metavar="NAME=VER[,...]",
+        help="the framework versions that run the job (mindformers=1.6.0, mindspeed-llm=2.2.0, "
+        "megatron=0.12.1): version-dependent checks are errors only when they are known",
+    )
 
 
 def rule_options(parser: argparse.ArgumentParser) -> None:

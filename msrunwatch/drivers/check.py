@@ -6,10 +6,11 @@ import importlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from msrunwatch.core.errors import MsrunwatchError
 from msrunwatch.core.fileio import read_head
 from msrunwatch.drivers.options import Launch
 from msrunwatch.judge.model import Report
-from msrunwatch.read.discover import sniff
+from msrunwatch.read.discover import discover_target, sniff
 from msrunwatch.rules.model import Rule
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".sh", ".bash", ".json", ".toml")
@@ -26,9 +27,24 @@ def is_config(target: str) -> bool:
         return False  # not a regular file, or unreadable: the log reader says why
 
 
+def is_config_dir(target: str) -> bool:
+    """A directory with config files and no msrun logs: `check DIR` lints every config."""
+    path = Path(target)
+    if not path.is_dir():
+        return False
+    try:
+        discover_target(target)
+    except MsrunwatchError:
+        from msrunwatch.drivers.configdir import config_files
+
+        return bool(config_files(path))
+    return False
+
+
 def check_targets(targets: Sequence[str], rules: Sequence[Rule], launch: Launch) -> Report:
-    """One report over every target: logs are triaged, configs linted."""
-    configs = [t for t in targets if is_config(t)]
+    """One report over every target: logs are triaged, configs (and directories of configs)
+    linted."""
+    configs = [t for t in targets if is_config(t) or is_config_dir(t)]
     logs = [t for t in targets if t not in configs]
     if configs:
         from msrunwatch.drivers.configs import lint_with_logs

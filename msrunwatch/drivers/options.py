@@ -15,3 +15,6 @@ class Launch:
     """The job's msrun command line (`--msrun`)."""
     consoles: tuple[str, ...] = ()
     """msrun's saved console output (`--console`)."""
+    framework_version: str | None = None
+    """The framework versions the job runs (`--framework-version mindformers=1.6.0`): the
+    version-dependent config checks are errors only when they are known."""

@@ -21,7 +21,12 @@ import jsonschema
 
 from msrunwatch.core.errors import RuleError, YamlError
 from msrunwatch.core.yamlload import Positions, load
-from msrunwatch.drivers.configs import lint_configs, read_all, with_file_names
+from msrunwatch.drivers.configs import (
+    lint_configs,
+    read_all,
+    triage_with_config,
+    with_file_names,
+)
 from msrunwatch.drivers.options import Launch
 from msrunwatch.drivers.triage import triage
 from msrunwatch.judge.config.context import context_for
@@ -140,8 +145,9 @@ def _launch(case: Case) -> Launch:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--devices", type=int)
     parser.add_argument("--msrun")
+    parser.add_argument("--framework-version")
     args = parser.parse_args(case.data.get("args", []))
-    return Launch(devices=args.devices, msrun=args.msrun)
+    return Launch(devices=args.devices, msrun=args.msrun, framework_version=args.framework_version)
 
 
 def _config_runner(directory: Path, case: Case, rules: Sequence[Rule]) -> Report:
@@ -156,6 +162,10 @@ def _triage_runner(directory: Path, case: Case, rules: Sequence[Rule]) -> Report
     if "silence" in case.data:  # a live-view case: the files' silences, as the watcher sees them
         quiet = {(str(directory), name): float(s) for name, s in case.data["silence"].items()}
         ctx = Context(quiet_s=quiet, stall_after_s=float(case.data.get("stall_after", 120)))
+    if "config" in case.data and ctx.quiet_s is None:  # as `triage --config` runs
+        launch = _launch(case)
+        configs = read_all([str(directory / CONFIG_DIR / _config_name(case))], launch.msrun)
+        return triage_with_config([str(directory)], rules, configs, (), launch.devices)
     if "config" in case.data:
         launch = _launch(case)
         config = read_all([str(directory / CONFIG_DIR / _config_name(case))], launch.msrun)[0]

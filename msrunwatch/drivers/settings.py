@@ -3,7 +3,8 @@
 Read from `msrunwatch.yaml` (or `.msrunwatch.yaml`), or `[tool.msrunwatch]` in
 pyproject.toml, in the working directory or the nearest parent that has one; command-line
 options add to them. Keys: rules (paths), select and ignore (rule ids or categories),
-severity (id or category -> error|warning|info), fail-on (error|warning|never).
+severity (id or category -> error|warning|info), fail-on (error|warning|never),
+framework-version (framework -> version, for the version-dependent config checks).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from msrunwatch.rules.model import Rule
 from msrunwatch.rules.vocab import Severity
 
 NAMES = ("msrunwatch.yaml", ".msrunwatch.yaml")
-KEYS = {"rules", "select", "ignore", "severity", "fail-on"}
+KEYS = {"rules", "select", "ignore", "severity", "fail-on", "framework-version"}
 FAIL_ON = ("error", "warning", "never")
 MAX_BYTES = 1 << 20
 """A settings file (or pyproject.toml) larger than this is refused."""
@@ -37,6 +38,8 @@ class Settings:
     severity: Mapping[str, Severity] = field(default_factory=dict)
     fail_on: str = "error"
     source: Path | None = None
+    framework_version: str | None = None
+    """`framework-version: {mindformers: 1.6.0}`: what the config checks may rely on."""
 
 
 def _list(value: Any, key: str, where: str) -> tuple[str, ...]:
@@ -54,6 +57,17 @@ def _severities(value: Any, where: str) -> dict[str, Severity]:
         return {str(k): Severity(v) for k, v in value.items()}
     except ValueError as exc:
         raise SettingsError(f"{where}: severity: {exc}") from None
+
+
+def _versions(value: Any, where: str) -> str | None:
+    """framework-version as option text (a mapping NAME: VERSION, or `NAME=VER,...`)."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, str):
+        return value
+    raise SettingsError(f"{where}: framework-version must map frameworks to versions")
 
 
 def _from_mapping(data: Any, source: Path, where: str) -> Settings:
@@ -77,6 +91,7 @@ def _from_mapping(data: Any, source: Path, where: str) -> Settings:
         severity=_severities(data.get("severity", {}), where),
         fail_on=fail_on,
         source=source,
+        framework_version=_versions(data.get("framework-version"), where),
     )
 
 

@@ -50,6 +50,7 @@ _STAGE_FIELDS = (
     "actual_mib",
     "headroom_pct",
     "verdict",
+    "floor_actual_mib",
 )
 """JSON field names of one stage: stable, in this order."""
 
@@ -110,10 +111,13 @@ def _header(est: Estimate) -> list[str]:
         )
     b = est.state_bytes
     if b is not None:
+        who = "for the LoRA adapters " if est.frozen_bytes is not None else ""
         lines.append(
-            f"  states     {b.total:g} B/param (weights {b.weights:g} + gradients "
+            f"  states     {b.total:g} B/param {who}(weights {b.weights:g} + gradients "
             f"{b.gradients:g} + optimizer {b.optimizer:g}), {i['dtype']}"
         )
+    if est.frozen_bytes is not None:
+        lines.append(f"  frozen     {est.frozen_bytes:g} B/param (the base: weights only)")
     lines.append(f"  recompute  {est.recompute}")
     lines.append(f"  budget     {est.budget_source}")
     return lines
@@ -122,6 +126,8 @@ def _header(est: Estimate) -> list[str]:
 def _peak_line(est: Estimate) -> str:
     """The one figure to act on, with the CE caveat when the last stage sets it."""
     peak = est.peak
+    if est.not_estimated:
+        return "peak: no memory verdict (the config uses what the estimate does not model)"
     if peak is None or peak.actual_mib is None:
         return "peak: not estimated (see missing)"
     share = peak.actual_mib / est.budget_mib * 100
@@ -144,6 +150,12 @@ def render_text(est: Estimate) -> str:
     lines.append("")
     lines += _table(est) if est.stages else ["(no stages estimated)"]
     lines.append(_peak_line(est))
+    lines += _listed("Not estimated", est.not_estimated)
+    if est.dynamic_seq:
+        lines.append(
+            "Sequence lengths vary (batches padded to their longest sample): the figures are at "
+            "the full length; the model states alone are the floor."
+        )
     lines += _listed("Missing", est.missing)
     lines += _listed("Problems", est.problems)
     lines += _listed("Assumptions", est.assumptions)
@@ -166,6 +178,10 @@ def to_dict(est: Estimate) -> dict[str, Any]:
         "path": est.path,
         "framework": est.framework,
         "complete": est.complete,
+        "covers": est.covers,
+        "not_estimated": list(est.not_estimated),
+        "dynamic_seq": est.dynamic_seq,
+        "frozen_bytes_per_param": est.frozen_bytes,
         "budget_mib": _round(float(est.budget_mib)),
         "budget_source": est.budget_source,
         "fragmentation": est.fragmentation,

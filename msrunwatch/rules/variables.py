@@ -297,6 +297,19 @@ CONFIG = {
     "estimated_stage": "the pipeline stage with the largest estimated peak",
     "estimate_complete": "the estimate had every input it needs for every stage (false with "
     "MindFormers swap on: swap is not modelled, and the memory figures are None)",
+    "estimate_covers": "the estimate is complete and models every memory feature the config uses "
+    "(a training job, no swap, FSDP, offload, FP8, MoE...): only then is there a memory verdict",
+    "estimate_gaps": "list: what the config uses that the estimate does not model (`predict job "
+    "(the estimate models training)`, `MindSpeed --swap-attention ...`)",
+    "estimated_states_actual_mb": "the largest stage's model states alone (weights, gradients, "
+    "optimizer) x fragmentation, MiB: over the budget, no activation model can make it fit",
+    "estimate_unvalidated": "list: what in the config the estimate was never checked against a "
+    "measured run on (MindFormers graph mode, context parallel, virtual pipeline): no memory "
+    "error there, only warnings",
+    "seq_varies": "batches are padded to their longest sample (--variable-seq-lengths, "
+    "--no-pad-to-seq-lengths): the estimate is an upper bound",
+    "estimated_floor_actual_mb": "with varying sequence lengths, the least the peak stage needs: "
+    "its model states x fragmentation (MiB)",
     "unresolved": "list: `name: why` for each setting the config writes but msrunwatch could not "
     "resolve (an unset variable, a command substitution)",
     "unresolved_names": "list: the names of those settings",
@@ -311,6 +324,69 @@ CONFIG = {
     "stray_args": "list: words in the training arguments that no flag takes",
     "qkv_bias": "bias on the QKV projection (--add-qkv-bias / qkv_has_bias)",
     "use_legacy": "MindFormers use_legacy (False: the mcore path)",
+    # what the job is, and which framework version runs it
+    "entry": "the script a launch starts (pretrain_gpt.py, train_fsdp2.py, ...), None for YAML",
+    "job": "train, predict, eval or unknown: from the entry script's name or MindFormers run_mode",
+    "run_mode": "MindFormers run_mode (train, finetune, predict, eval, ...)",
+    "config_file": "a YAML the entry script takes as its first positional argument (FSDP2, "
+    "MindSpeed-MM)",
+    "crlf_line": "the first line ending in CRLF (Windows line endings), None when there is none",
+    "mindformers_version": "MindFormers version as a number (1.6.0 -> 10600; master 990000): "
+    "--framework-version / settings, else the lowest the file's keys imply; None when unknown",
+    "mindformers_version_given": "the MindFormers version as given (--framework-version or "
+    "settings), None when not given: mindformers_version may be a lower bound the file implies",
+    "megatron_version": "Megatron core version (0.8.0 -> 800, 0.12.1 -> 1201, main 990000): "
+    "given, or implied by the MindSpeed-LLM / MindSpeed version; None when unknown",
+    "mindspeed_llm_version": "MindSpeed-LLM version (2.1.0 -> 20100), None when unknown",
+    "stack": "the Megatron-family stack named by --framework-version (mindspeed-llm, mindspeed, "
+    "mindspeed-mm, megatron), None when not given",
+    # more Megatron / MindSpeed flags
+    "etp": "--expert-tensor-parallel-size (Megatron core 0.12+: defaults to TP)",
+    "unaligned_linear": "MindSpeed --unaligned-linear (heads and groups need not divide TP)",
+    "pp_layout": "--pipeline-model-parallel-layout (an uneven split of layers over stages)",
+    "first_stage_layers": "--decoder-first-pipeline-num-layers",
+    "last_stage_layers": "--decoder-last-pipeline-num-layers",
+    "noop_layers": "MindSpeed-LLM --noop-layers",
+    "pp_split_embedding": "--account-for-embedding-in-pipeline-split (Megatron main)",
+    "pp_split_loss": "--account-for-loss-in-pipeline-split (Megatron main)",
+    "hybrid_layer_pattern": "--hybrid-layer-pattern (Mamba hybrids: no layers-vs-PP check)",
+    "launcher": "what starts the processes: msrun, torchrun, python (one process) or unknown",
+    "mm_model": "MindSpeed-MM --mm-model (the model JSON, which sets num_experts)",
+    "use_checkpoint_args": "--use-checkpoint-args (model sizes come from the checkpoint)",
+    "hidden_dropout": "--hidden-dropout (Megatron default 0.1)",
+    "attention_dropout": "--attention-dropout (Megatron default 0.1)",
+    "stage": "MindSpeed-LLM --stage (sft, dpo, ...)",
+    "moe_config_experts": "MindFormers top-level moe_config.expert_num (what check_rules reads)",
+    "mtp_depth": "MindFormers model_config.mtp_depth (multi-token prediction layers)",
+    "pet_type": "MindFormers pet_config.pet_type (lora, ...): parameter-efficient fine-tuning",
+    "arch": "MindFormers model.arch.type (LlamaForCausalLM, DeepseekV3ForCausalLM, ...)",
+    "offset_layers": "the layer count MindFormers' offset must add up to: num_layers, plus "
+    "mtp_depth for the legacy research DeepSeek models",
+    "gradient_accumulation_shard": "MindFormers parallel_optimizer_config."
+    "gradient_accumulation_shard (accu_grads sliced by the parallel optimizer too)",
+    "lora_r": "--lora-r (LoRA rank); MindFormers pet_config.lora_rank",
+    "lora_target_modules": "--lora-target-modules; MindFormers pet_config.target_modules",
+    "qlora": "--qlora (a 4-bit quantised frozen base)",
+    "instruction_dataset": "--is-instruction-dataset (SFT samples)",
+    "variable_seq_lengths": "--variable-seq-lengths (batches padded to the longest sample)",
+    "no_pad_to_seq_lengths": "--no-pad-to-seq-lengths (MindSpeed-LLM 2.3.0+: dynamic padding)",
+    "reuse_fp32_param": "MindSpeed --reuse-fp32-param",
+    "fused_swiglu": "--use-fused-swiglu",
+    "recompute_activation_function": "MindSpeed --recompute-activation-function",
+    "swap_attention": "MindSpeed --swap-attention",
+    "swap_optimizer": "MindSpeed --swap-optimizer",
+    "moe_zero_memory": "MindSpeed --moe-zero-memory level",
+    "fsdp": "an FSDP data-parallel mode (--use-torch-fsdp2, --use-custom-fsdp, ...)",
+    "optimizer_offload": "--optimizer-cpu-offload",
+    "mtp_layers": "--mtp-num-layers",
+    "fp8": "--fp8-format",
+    # with logs, or over a directory
+    "run_world": "the ranks the run's logs show (check LOGS CONFIG, triage --config), else None",
+    "stated_world": "the card count the config or its launcher states (not --devices), or None",
+    "skipped_for_world": "list: with no card count, the rules for this framework that need one",
+    "not_linted": "list: `reason (count)` for the files under a checked directory not linted",
+    "not_linted_count": "how many files under a checked directory were not linted",
+    "not_linted_files": "list: those files",
 }
 """Config scope: normalised training settings; see `msrunwatch.read.config`. Derived values
 (world-dependent dp, micro-batches, layers per stage) are added by

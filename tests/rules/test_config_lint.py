@@ -30,6 +30,7 @@ from msrunwatch.cli import main
 from msrunwatch.drivers.configs import read_all
 from msrunwatch.drivers.rulecases import _config_runner, _write_case, all_cases
 from msrunwatch.judge.config.lint import lint
+from msrunwatch.judge.config.versions import parse
 from msrunwatch.judge.model import Finding
 from msrunwatch.rules import variables
 from msrunwatch.rules.model import Rule, Scope
@@ -59,6 +60,9 @@ REAL: dict[str, int | None] = {
 
 E, W = Severity.ERROR, Severity.WARNING
 
+VERSIONS = {"ms_qwen25_layers_not_divisible_pp.sh": "mindspeed-llm=master"}
+"""--framework-version for the fixtures whose check depends on it (the upstream script's)."""
+
 BROKEN: list[tuple[str, int | None, str, int, Severity]] = [
     # file, --devices (the world README.md names), rule, line (README.md), severity
     ("mf_qwen25_dp_mismatch.yaml", 8, "config-parallel-product-mismatch", 107, E),
@@ -85,7 +89,7 @@ def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def findings(name: str, rules: list[Rule], devices: int | None = None) -> list[Finding]:
-    return lint(read_all([f"{CONFIGS}/{name}"]), rules, devices)
+    return lint(read_all([f"{CONFIGS}/{name}"]), rules, devices, parse(VERSIONS.get(name)))
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
@@ -145,8 +149,21 @@ def test_broken_variants_with_an_error_fail_check(capsys: pytest.CaptureFixture[
         if severity is not Severity.ERROR:
             continue
         extra = ["--devices", str(devices)] if devices else []
+        if name in VERSIONS:
+            extra += ["--framework-version", VERSIONS[name]]
         code, _ = cli(capsys, "check", f"{CONFIGS}/{name}", *extra, "--format", "json")
         assert code == 1, name
+
+
+def test_a_version_dependent_check_follows_the_version(rules: list[Rule]) -> None:
+    """28 layers on PP 8: Megatron core 0.12 refuses it, core 0.8 (MindSpeed-LLM 2.1.0) starts
+    and silently drops 4 layers; wrong in every version, so without one it is an error."""
+    configs = read_all([f"{CONFIGS}/ms_qwen25_layers_not_divisible_pp.sh"])
+    unknown = {f.rule: f.severity for f in lint(configs, rules)}
+    assert unknown["config-layers-not-divisible-by-pp"] is Severity.ERROR
+    old = {f.rule: f.severity for f in lint(configs, rules, None, parse("mindspeed-llm=2.1.0"))}
+    assert "config-layers-not-divisible-by-pp" not in old
+    assert old["config-layers-not-divisible-by-pp-unchecked"] is Severity.WARNING
 
 
 def test_the_rules_do_not_fire_on_guesses(rules: list[Rule]) -> None:
@@ -218,6 +235,8 @@ def test_sarif_validates_and_points_at_the_line(
     capsys: pytest.CaptureFixture[str], name: str, devices: int | None, rule: str, line: int
 ) -> None:
     extra = ["--devices", str(devices)] if devices else []
+    if name in VERSIONS:
+        extra += ["--framework-version", VERSIONS[name]]
     code, out = cli(capsys, "check", f"{CONFIGS}/{name}", *extra, "--format", "sarif")
     assert code == 1
     log = json.loads(out)

@@ -50,6 +50,9 @@ QWEN25_7B: dict[str, Any] = {
     "sp": True,
     "params_dtype": "bf16",
     "qkv_bias": True,
+    "fused_swiglu": True,
+    "hidden_dropout": 0.0,
+    "attention_dropout": 0.0,
 }
 """pretrain_qwen25_7b_32k_ms.sh with the seed's TP/PP/SEQ_LEN/MBS/GBS (config-rules c.2)."""
 
@@ -184,13 +187,20 @@ def test_distributed_optimizer_at_dp_1_saves_nothing() -> None:
 
 
 def test_no_flash_attention_at_seq_10240_explodes() -> None:
-    est = qwen(use_flash_attention=False)
+    est = qwen(use_flash_attention=False, attention_dropout=0.1)
     terms = est.layer_terms
     assert terms is not None
     assert terms.layer_mib - terms.selective_mib == pytest.approx(7000.0)  # 5as^2b/t
     assert stage0_used(est) > 200_000
     assert est.stages[0].verdict == "over"
     assert any("5*a*s^2" in a for a in est.assumptions)
+
+
+def test_without_attention_dropout_only_the_softmax_output_is_kept() -> None:
+    """The paper's 5as^2b is softmax output 2 + dropout mask 1 + dropout output 2."""
+    terms = qwen(use_flash_attention=False).layer_terms
+    assert terms is not None
+    assert terms.layer_mib - terms.selective_mib == pytest.approx(2800.0)  # 2as^2b/t
 
 
 def test_sequence_parallel_off_costs_about_7_percent() -> None:
@@ -210,10 +220,30 @@ def test_mindformers_vocab_emb_dp_keeps_the_embedding_whole_on_the_legacy_path()
     assert mcore.embedding_params == 152064 * 3584 // 2
 
 
-def test_mindformers_graph_mode_is_16_bytes_and_says_unvalidated() -> None:
-    est = estimate(config("mindformers", **{**QWEN25_7B, "framework": "mindformers"}))
-    assert est.state_bytes is not None and est.state_bytes.total == 16
-    assert any("16 B/param" in a and "unvalidated" in a for a in est.assumptions)
+def test_mindformers_graph_mode_is_16_bytes_with_fp32_params_and_a_pipeline() -> None:
+    values = {**QWEN25_7B, "framework": "mindformers", "params_dtype": "fp32"}
+    est = estimate(config("mindformers", **values))
+    assert est.state_bytes is not None and est.state_bytes.total == 16  # 4 + accu 4 + AdamW 8
+    assert any("accu_grads 4" in a and "unvalidated" in a for a in est.assumptions)
+
+
+def test_mindformers_without_pipeline_keeps_no_accumulation_copy() -> None:
+    """accu_grads exist only in MFPipelineWithLossScaleCell (pp > 1) or gradient accumulation."""
+    values = {**QWEN25_7B, "framework": "mindformers", "params_dtype": "fp32", "pp": 1}
+    est = estimate(config("mindformers", **values))
+    assert est.state_bytes is not None and est.state_bytes.total == 12
+    accumulating = estimate(config("mindformers", **values, gradient_accumulation_steps=4))
+    assert accumulating.state_bytes is not None and accumulating.state_bytes.total == 16
+
+
+def test_mindformers_parallel_optimizer_slices_over_every_replica() -> None:
+    """Weights and AdamW states are sliced over dp x cp (a CP rank replicates the weights)."""
+    values = {**QWEN25_7B, "framework": "mindformers", "params_dtype": "fp32", "pp": 1}
+    values |= {"dp": 2, "cp": 2, "tp": 1, "world": 4, "use_distributed_optimizer": True}
+    b = estimate(config("mindformers", **values)).state_bytes
+    assert b is not None and (b.weights, b.gradients, b.optimizer) == (1.0, 0.0, 2.0)
+    capped = estimate(config("mindformers", **values, optimizer_shard_size=2)).state_bytes
+    assert capped is not None and (capped.weights, capped.optimizer) == (2.0, 4.0)
 
 
 # --- missing and bad inputs ----------------------------------------------------------
@@ -390,6 +420,7 @@ def test_json_has_stable_fields_rounded_to_one_decimal() -> None:
         "actual_mib",
         "headroom_pct",
         "verdict",
+        "floor_actual_mib",
     ]
     assert s0["used_mib"] == 55254.6
     assert s0["model_states_mib"] == 32683.5
@@ -405,3 +436,138 @@ def test_with_swap_on_a_mindformers_recompute_list_names_layer_indices() -> None
     swapped = estimate(config("mindformers", **values, swap=True))
     assert [s.recomputed_layers for s in swapped.stages] == [3, 1]  # layers 0-2 and 20
     assert any("swap" in a and "not modelled" in a for a in swapped.assumptions)
+
+
+# --- features the estimate models, and what it says it does not --------------------------
+
+
+def test_unfused_swiglu_keeps_silu_and_the_product() -> None:
+    """8f bytes per token (fc1 output 4f, silu output 2f, product 2f) instead of 6f."""
+    fused, unfused = qwen().layer_terms, qwen(fused_swiglu=None).layer_terms
+    assert fused is not None and unfused is not None
+    tokens = 10240
+    extra = tokens * 2 * 18944 / 2 / MIB  # 2f bytes per token on a TP=2 rank
+    assert unfused.layer_mib - fused.layer_mib == pytest.approx(extra)
+    assert unfused.act_fn_mib == pytest.approx(2 * fused.act_fn_mib)
+
+
+def test_hidden_dropout_adds_the_papers_two_masks() -> None:
+    """Korthikanti et al.: two 1-byte sbh masks per layer (sharded with SP)."""
+    base, masked = qwen().layer_terms, qwen(hidden_dropout=0.1).layer_terms
+    assert base is not None and masked is not None
+    assert masked.layer_mib - base.layer_mib == pytest.approx(10240 * 2 * 3584 / 2 / MIB)
+
+
+def test_activation_function_recompute_frees_the_activation_output() -> None:
+    base, act = qwen(), qwen(recompute_activation_function=True)
+    assert base.layer_terms is not None and act.layer_terms is not None
+    saved = base.layer_terms.layer_mib - act.layer_terms.layer_mib
+    assert saved == pytest.approx(base.layer_terms.act_fn_mib)
+
+
+def test_reuse_fp32_param_saves_two_bytes_per_parameter() -> None:
+    """MindSpeed: sizeof(bf16) x params, or / DP with the distributed optimizer."""
+    assert qwen(reuse_fp32_param=True).state_bytes.total == 16  # type: ignore[union-attr]
+    dist = qwen(reuse_fp32_param=True, use_distributed_optimizer=True, world=8)
+    assert dist.state_bytes is not None and dist.state_bytes.total == pytest.approx(2 + 4 + 10 / 2)
+
+
+def test_lora_freezes_the_base() -> None:
+    """Frozen base: weights only (bf16 2 B); adapters r x (in + out) with the full 18 B."""
+    est = qwen(lora_r=16, lora_target_modules=["linear_qkv", "linear_proj"])
+    s0, full = est.stages[0], qwen().stages[0]
+    adapters = 14 * 16 * ((3584 + 4608) + (3584 + 3584))
+    assert s0.grads_optimizer_mib == pytest.approx(adapters * 16 / MIB)
+    assert s0.weights_mib == pytest.approx(full.weights_mib + adapters * 2 / MIB)  # type: ignore[operator]
+    assert s0.activations_mib == full.activations_mib
+    assert any("LoRA: frozen base" in a for a in est.assumptions)
+
+
+def test_qlora_quantizes_the_frozen_linear_weights() -> None:
+    """4-bit linear weights with one fp32 scale per 64 (0.5625 B); embeddings stay bf16."""
+    lora, qlora = qwen(lora_r=8).stages[0], qwen(lora_r=8, qlora=True).stages[0]
+    qkv = 3584 * (3584 + 2 * 512) + (3584 + 2 * 512)
+    linear = 14 * (qkv + 3584 * 3584 + 3 * 3584 * 18944) // 2
+    saved = (lora.weights_mib or 0) - (qlora.weights_mib or 0)
+    assert saved == pytest.approx(linear * (2 - 0.5625) / MIB, rel=1e-6)
+
+
+def test_dynamic_padding_is_a_range_from_the_model_states() -> None:
+    est = qwen(variable_seq_lengths=True, seq_length=32768)
+    s0 = est.stages[0]
+    assert est.dynamic_seq and s0.floor_actual_mib is not None
+    states = (s0.weights_mib or 0) + (s0.grads_optimizer_mib or 0)
+    assert s0.floor_actual_mib == pytest.approx(states * 1.04)
+    assert s0.verdict == "over at full length"
+
+
+@pytest.mark.parametrize(
+    ("change", "gap"),
+    [
+        ({"job": "predict"}, "predict job"),
+        ({"run_mode": "eval", "framework": "mindformers"}, "eval job"),
+        ({"swap_attention": True}, "--swap-attention"),
+        ({"fsdp": True}, "FSDP"),
+        ({"optimizer_offload": True}, "offload"),
+        ({"select_recompute": {r"feed_forward\.mul": [2, 2]}}, "operator pattern"),
+        ({"num_experts": 8}, "MoE experts"),
+    ],
+)
+def test_what_is_not_modelled_gets_no_verdict(change: dict[str, Any], gap: str) -> None:
+    est = qwen(**change)
+    assert any(gap in g for g in est.not_estimated), est.not_estimated
+    assert not est.covers
+    assert all(s.verdict == "not estimated" for s in est.stages)
+
+
+def test_a_plain_training_config_is_covered() -> None:
+    est = qwen()
+    assert est.covers and est.not_estimated == ()
+
+
+# --- the hand-worked fixtures (fixtures/configs/README.md) ----------------------------------
+
+
+def _fixture(name: str) -> Estimate:
+    from msrunwatch.read.config import read_config
+    from tests.support import FIXTURES
+
+    return estimate(read_config(str(FIXTURES / "configs" / name)))
+
+
+def test_lora_fixture_matches_the_readme() -> None:
+    est = _fixture("ms_llama2_7b_lora_ptd.sh")
+    s0 = est.stages[0]
+    assert s0.params == 6_738_415_616 + 33_685_504
+    assert (s0.weights_mib, s0.grads_optimizer_mib) == (
+        pytest.approx(12_916.8, abs=0.05),
+        pytest.approx(514.0, abs=0.05),
+    )
+    assert s0.activations_mib == pytest.approx(16_705.0, abs=0.05)
+    assert (s0.backward_mib, s0.cross_entropy_mib) == (pytest.approx(290.0), pytest.approx(750.0))
+    assert s0.used_mib == pytest.approx(31_175.8, abs=0.1)
+    assert s0.actual_mib == pytest.approx(32_422.8, abs=0.1)
+    assert est.frozen_bytes == 2.0 and s0.verdict == "ok"
+
+
+def test_dynamic_padding_fixture_matches_the_readme() -> None:
+    est = _fixture("ms_qwen25_7b_sft_dynamic_padding.sh")
+    s0, s1 = est.stages
+    assert est.dynamic_seq and s0.floor_actual_mib == pytest.approx(33_991, abs=1)
+    assert est.layer_terms is not None
+    assert est.layer_terms.layer_mib == pytest.approx(2_508.1, abs=0.05)
+    assert s0.activations_mib == pytest.approx(70_227.5, abs=0.1)
+    assert s0.used_mib == pytest.approx(104_911.0, abs=0.2)
+    assert s0.actual_mib == pytest.approx(109_107.5, abs=0.2)
+    assert s1.cross_entropy_mib == pytest.approx(14_256.0)
+    assert s0.verdict == "over at full length"
+
+
+def test_unfused_swiglu_fixture_matches_the_readme() -> None:
+    est = _fixture("ms_llama2_7b_unfused_swiglu.sh")
+    s0 = est.stages[0]
+    assert est.layer_terms is not None
+    assert est.layer_terms.layer_mib == pytest.approx(912.0, abs=0.1)
+    assert 32 * est.layer_terms.act_fn_mib == pytest.approx(8_256, abs=1)
+    assert s0.used_mib == pytest.approx(50_170.5, abs=0.2)
+    assert s0.actual_mib == pytest.approx(52_177.4, abs=0.2)

@@ -12,12 +12,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from msrunwatch.judge.config.memory import estimate
+from msrunwatch.judge.config.memory import FRAGMENTATION, estimate
 from msrunwatch.judge.config.swapconflict import swap_recompute_conflicts
+from msrunwatch.judge.config.versions import Versions
+from msrunwatch.read.config.entry import job_of_run_mode
 from msrunwatch.read.config.model import TrainingConfig, Value
 
 DEGREES = ("tp", "pp", "cp", "ep", "vpp")
-ESTIMATED = ("stage_layers", "estimated_used_mb", "estimated_actual_mb", "estimated_stage")
+ESTIMATED = (
+    "stage_layers",
+    "estimated_used_mb",
+    "estimated_actual_mb",
+    "estimated_stage",
+    "estimated_floor_actual_mb",
+    "estimated_states_actual_mb",
+    "estimate_unvalidated",
+)
+FACTS_NO_CHECK_READS = ("master_addr", "log_dir", "join", "sim_rank_id", "entry", "config_file")
+"""Settings read for the record that no check needs: unknown, they skip nothing."""
 DEVICE_MB = 65536
 """A 64 GB Ascend card, as MindSpore reports it (`Device MOC memory size: 65536M`)."""
 
@@ -57,19 +69,48 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
     """The memory estimate's per-stage figures, for the memory rules."""
     est = estimate(with_world(config, world))
     peak = est.peak
+    floor = max((s.floor_actual_mib or 0.0 for s in est.stages), default=0.0)
+    held = max((s.model_states_mib or 0.0 for s in est.stages), default=0.0) * FRAGMENTATION
     return {
         "stage_layers": [s.layers for s in est.stages] if est.stages else None,
         "estimated_used_mb": round(peak.used_mib) if peak and peak.used_mib else None,
         "estimated_actual_mb": round(peak.actual_mib) if peak and peak.actual_mib else None,
         "estimated_stage": peak.stage if peak else None,
         "estimate_complete": est.complete,
+        "estimate_covers": est.covers,
+        "estimate_gaps": [g.removeprefix("not estimated: ") for g in est.not_estimated],
+        "seq_varies": est.dynamic_seq,
+        "estimated_floor_actual_mb": round(floor) if est.dynamic_seq and floor else None,
+        "estimated_states_actual_mb": round(held) if held else None,
+        "estimate_unvalidated": _unvalidated(est.framework, est.inputs),
     }
 
 
-def derive(config: TrainingConfig, devices: int | None = None) -> dict[str, Any]:
+def _unvalidated(framework: str, inputs: tuple[tuple[str, object], ...]) -> list[str]:
+    """What in this config the estimate has never been checked against a measured run on.
+
+    A memory error needs a validated model: a published recipe documented to run (Llama-3.1-70B
+    128K, CP=4, on 24x8 cards) is estimated at 152% with context parallel, so CP stays a warning.
+    """
+    got = {k: v for k, v in inputs if isinstance(v, int) and not isinstance(v, bool)}
+    out = ["MindFormers graph mode"] if framework == "mindformers" else []
+    if got.get("cp", 1) > 1:
+        out.append("context parallel")
+    if got.get("vpp", 1) > 1:
+        out.append("virtual pipeline")
+    return out
+
+
+def derive(
+    config: TrainingConfig, devices: int | None = None, versions: Versions | None = None
+) -> dict[str, Any]:
     """Every variable of the config scope, known or None."""
     env: dict[str, Any] = {name: v.value for name, v in config.values.items()}
-    unresolved = {n: v.unresolved for n, v in config.values.items() if v.unresolved}
+    unresolved = {
+        n: v.unresolved
+        for n, v in config.values.items()
+        if v.unresolved and n not in FACTS_NO_CHECK_READS
+    }
     for name in DEGREES:
         if _int(env.get(name)) is None and name not in unresolved:
             env[name] = 1  # not set at all: the framework's default
@@ -98,11 +139,32 @@ def derive(config: TrainingConfig, devices: int | None = None) -> dict[str, Any]
         env.update(_estimated(config, world))
     else:  # an estimate on guessed degrees would be wrong: say nothing about memory
         env.update(dict.fromkeys(ESTIMATED))
-        env["estimate_complete"] = False
+        env.update(estimate_complete=False, estimate_covers=False, estimate_gaps=[])
+        env["seq_varies"] = False
     if env.get("swap") is True or "swap" in unresolved:  # swap is not modelled
         env.update(dict.fromkeys(ESTIMATED[1:]))
-        env["estimate_complete"] = False
+        env.update(estimate_complete=False, estimate_covers=False)
     env["nnodes"] = env.get("nnodes") or (
         _divide(world, _int(env.get("local_worker_num"))) if world else None
     )
+    _job_and_versions(env, versions or Versions({}))
     return env
+
+
+def _job_and_versions(env: dict[str, Any], versions: Versions) -> None:
+    """What the job is, which framework versions run it, and what follows from them."""
+    if env["framework"] == "mindformers":
+        env["job"] = job_of_run_mode(env.get("run_mode"))
+    env["job"] = env.get("job") or "unknown"
+    mindformers = versions.of("mindformers")
+    if mindformers is None and env.get("use_legacy") is False:
+        mindformers = 10600  # the mcore path (use_legacy: False) exists from r1.6.0
+    env["mindformers_version"] = mindformers
+    env["mindformers_version_given"] = versions.of("mindformers")
+    env["megatron_version"] = versions.megatron
+    env["mindspeed_llm_version"] = versions.of("mindspeed-llm")
+    env["stack"] = versions.stack
+    if _int(env.get("etp")) is None and "etp" not in env.get("unresolved_names", []):
+        env["etp"] = env.get("tp")  # Megatron: --expert-tensor-parallel-size defaults to TP
+    layers, mtp = _int(env.get("num_layers")), _int(env.get("mtp_depth"))
+    env["offset_layers"] = layers + (mtp or 0) if layers is not None else None

@@ -11,12 +11,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from msrunwatch.judge.config.derive import derive
+from msrunwatch.judge.config.derive import derive, world_of
+from msrunwatch.judge.config.versions import Versions
 from msrunwatch.judge.model import Finding, Occurrence, Report
 from msrunwatch.read.config.model import Source, TrainingConfig
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import fingerprint, render
 from msrunwatch.rules.vocab import Severity
+
+CARD_COUNT_UNKNOWN = "config-card-count-unknown"
 
 
 def _place(config: TrainingConfig, rule: Rule, env: dict[str, Any]) -> Source | None:
@@ -51,13 +54,21 @@ def _finding(config: TrainingConfig, rule: Rule, env: dict[str, Any]) -> Finding
 
 
 def lint(
-    configs: Sequence[TrainingConfig], rules: Sequence[Rule], devices: int | None = None
+    configs: Sequence[TrainingConfig],
+    rules: Sequence[Rule],
+    devices: int | None = None,
+    versions: Versions | None = None,
+    run_world: int | None = None,
 ) -> list[Finding]:
     """Every config-scope rule over every config."""
     chosen = [r for r in rules if r.scope is Scope.CONFIG and r.when is not None]
     found: list[Finding] = []
     for config in configs:
-        env = derive(config, devices)
+        env = derive(config, devices, versions)
+        env["run_world"] = run_world
+        env["stated_world"] = world_of(config, None)
+        env["skipped_for_world"] = []
+        env["skipped_for_world"] = skipped_for_world(config, chosen, env, versions)
         found.extend(_finding(config, r, env) for r in chosen if r.when and r.when.truth(env))
     return sorted(
         found,
@@ -67,6 +78,30 @@ def lint(
             (f.first.line or 0) if f.first else 0,
         ),
     )
+
+
+def skipped_for_world(
+    config: TrainingConfig,
+    rules: Sequence[Rule],
+    env: dict[str, Any],
+    versions: Versions | None,
+) -> list[str]:
+    """Without a card count: the checks that a card count would let fire on this config.
+
+    Found by asking, not by listing: the config is derived again for a few card counts (the
+    one its degrees fit, one that does not, twice as many) and every rule that fires for one
+    of them but not without a count is named.
+    """
+    if env.get("world") is not None:
+        return []
+    quiet = {r.id for r in rules if r.when is not None and r.when.truth(env)}
+    size = env.get("model_size") or 1
+    fired: set[str] = set()
+    for probe in sorted({size, size + 1, 2 * size, 8}):
+        probed = derive(config, probe, versions)
+        probed.update(run_world=None, stated_world=None, skipped_for_world=[])
+        fired |= {r.id for r in rules if r.when is not None and r.when.truth(probed)}
+    return sorted(fired - quiet - {CARD_COUNT_UNKNOWN})
 
 
 def config_report(paths: Sequence[str], findings: Sequence[Finding]) -> Report:

@@ -14,13 +14,13 @@ from pathlib import Path
 
 from msrunwatch.core.errors import ConfigError
 from msrunwatch.core.fileio import FileTooLarge, NotRegularFile, read_capped
-from msrunwatch.read.config.common import TracedValue
+from msrunwatch.read.config.common import NotATrainingConfig, TracedValue
 from msrunwatch.read.config.mindformers import read_mindformers
 from msrunwatch.read.config.model import TrainingConfig
 from msrunwatch.read.config.msrun import read_msrun
 from msrunwatch.read.config.shell import read_script
 
-__all__ = ["ConfigError", "TracedValue", "read_config", "read_msrun"]
+__all__ = ["ConfigError", "NotATrainingConfig", "TracedValue", "read_config", "read_msrun"]
 
 MAX_BYTES = 4 * 1024 * 1024
 """Bytes actually read, whatever `st_size` says: a config larger than this is refused."""

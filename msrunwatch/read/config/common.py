@@ -8,6 +8,11 @@ from msrunwatch.core.errors import ConfigError
 from msrunwatch.read.config.model import Source, Value
 
 
+class NotATrainingConfig(ConfigError):
+    """A readable file that is not a training config or launch (a converter, a data script,
+    another framework's YAML): nothing to check, which `check` says as an info finding."""
+
+
 @dataclass(frozen=True, slots=True)
 class TracedValue(Value):
     """A value from a launch script: `source` is where the value is written (`TP=2`),
@@ -32,6 +37,11 @@ class Doc:
         """A ConfigError naming this file (and the line, when known)."""
         where = f"{self.path}:{line}" if line else self.path
         return ConfigError(f"{where}: {message}")
+
+    def not_a_config(self, line: int | None, message: str) -> NotATrainingConfig:
+        """The file is readable but is not a training config (nothing to check)."""
+        where = f"{self.path}:{line}" if line else self.path
+        return NotATrainingConfig(f"{where}: {message}")
 
 
 DTYPES = {
@@ -58,6 +68,15 @@ def parse_int(text: str) -> int | None:
         return int(text.strip(), 10)
     except ValueError:
         return None
+
+
+def parse_float(text: str) -> float | None:
+    """A finite decimal number as argparse's `float` reads it (`0.0`, `1e-1`), or None."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        return None
+    return value if value == value and abs(value) != float("inf") else None
 
 
 def parse_int_list(text: str) -> list[int] | None:

@@ -11,11 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from msrunwatch.read.config.common import Doc, TracedValue, parse_int, parse_int_list
+from msrunwatch.read.config.common import (
+    Doc,
+    TracedValue,
+    parse_float,
+    parse_int,
+    parse_int_list,
+)
 from msrunwatch.read.config.model import Source
 from msrunwatch.read.config.shellexpand import Field
+from msrunwatch.read.config.shellvars import is_placeholder
 
-INT, STR, TRUE, INTLIST = "int", "str", "true", "intlist"
+INT, STR, TRUE, INTLIST, FLOAT, WORDS = "int", "str", "true", "intlist", "float", "words"
 
 FLAGS: dict[str, tuple[str, str]] = {
     "--tensor-model-parallel-size": ("tp", INT),
@@ -54,6 +61,39 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--num-virtual-stages-per-pipeline-rank": ("_virtual_stages", INT),
     "--bf16": ("_bf16", TRUE),
     "--fp16": ("_fp16", TRUE),
+    "--expert-tensor-parallel-size": ("etp", INT),
+    "--unaligned-linear": ("unaligned_linear", TRUE),
+    "--pipeline-model-parallel-layout": ("pp_layout", STR),
+    "--decoder-first-pipeline-num-layers": ("first_stage_layers", INT),
+    "--decoder-last-pipeline-num-layers": ("last_stage_layers", INT),
+    "--noop-layers": ("noop_layers", STR),
+    "--account-for-embedding-in-pipeline-split": ("pp_split_embedding", TRUE),
+    "--account-for-loss-in-pipeline-split": ("pp_split_loss", TRUE),
+    "--hybrid-layer-pattern": ("hybrid_layer_pattern", STR),
+    "--mm-model": ("mm_model", STR),
+    "--use-checkpoint-args": ("use_checkpoint_args", TRUE),
+    "--hidden-dropout": ("hidden_dropout", FLOAT),
+    "--attention-dropout": ("attention_dropout", FLOAT),
+    "--stage": ("stage", STR),
+    # memory features the estimate models, or says it does not
+    "--lora-r": ("lora_r", INT),
+    "--lora-target-modules": ("lora_target_modules", WORDS),
+    "--qlora": ("qlora", TRUE),
+    "--is-instruction-dataset": ("instruction_dataset", TRUE),
+    "--variable-seq-lengths": ("variable_seq_lengths", TRUE),
+    "--no-pad-to-seq-lengths": ("no_pad_to_seq_lengths", TRUE),
+    "--reuse-fp32-param": ("reuse_fp32_param", TRUE),
+    "--use-fused-swiglu": ("fused_swiglu", TRUE),
+    "--recompute-activation-function": ("recompute_activation_function", TRUE),
+    "--swap-attention": ("swap_attention", TRUE),
+    "--swap-optimizer": ("swap_optimizer", TRUE),
+    "--moe-zero-memory": ("moe_zero_memory", STR),
+    "--use-torch-fsdp2": ("fsdp", TRUE),
+    "--use-custom-fsdp": ("fsdp", TRUE),
+    "--use-megatron-fsdp": ("fsdp", TRUE),
+    "--optimizer-cpu-offload": ("optimizer_offload", TRUE),
+    "--mtp-num-layers": ("mtp_layers", INT),
+    "--fp8-format": ("fp8", STR),
 }
 """Flag → (normalised name, kind). Names starting with `_` are combined in `_finish`."""
 
@@ -75,6 +115,12 @@ DEFAULTS: dict[str, object] = {
     "recompute_method": None,
     "recompute_num_layers": None,
     "params_dtype": "fp32",
+    "unaligned_linear": False,
+    "pp_split_embedding": False,
+    "pp_split_loss": False,
+    "use_checkpoint_args": False,
+    "hidden_dropout": 0.1,
+    "attention_dropout": 0.1,
 }
 """Megatron's argparse defaults for what a script leaves out (Source None)."""
 
@@ -85,6 +131,8 @@ class MegatronArgs:
 
     values: dict[str, TracedValue] = field(default_factory=dict)
     stray: list[Field] = field(default_factory=list)
+    config_file: Field | None = None
+    """A first positional `*.yaml` (FSDP2 and MindSpeed-MM trainers read their config so)."""
     """Words no flag takes (`\\` or `#comment` inside a quoted args string)."""
     opaque: list[Field] = field(default_factory=list)
     """Words that could not be resolved where a flag was expected: they may hold flags."""
@@ -108,16 +156,23 @@ def read_args(fields: Sequence[Field], doc: Doc, defaults: bool = True) -> Megat
     """The normalised values of a training script's arguments."""
     out = MegatronArgs()
     raw: dict[str, TracedValue] = {}
-    i, after_unknown = 0, False
+    i, after_unknown, wants_value = 0, False, False
     while i < len(fields):
         f = fields[i]
         text = f.text
         if not text and f.unresolved is not None:
-            out.opaque.append(f)
+            # a placeholder, or the word right after an unknown --flag (`--data-path $1`), is
+            # a value; any other unknown word may hold flags
+            if not is_placeholder(f.unresolved) and not wants_value:
+                out.opaque.append(f)
             i += 1
+            wants_value = False
             continue
+        wants_value = False
         if not text.startswith("--"):
-            if not after_unknown:
+            if i == 0 and text.lower().endswith((".yaml", ".yml")):
+                out.config_file = f
+            elif not after_unknown:
                 out.stray.append(f)
             i += 1
             continue
@@ -126,6 +181,7 @@ def read_args(fields: Sequence[Field], doc: Doc, defaults: bool = True) -> Megat
         after_unknown = spec is None
         i += 1
         if spec is None:
+            wants_value = not eq
             continue
         out.flags += 1
         name, kind = spec
@@ -134,7 +190,9 @@ def read_args(fields: Sequence[Field], doc: Doc, defaults: bool = True) -> Megat
             why = f"{flag} takes no value, got {text!r}" if eq else None
             raw[name] = TracedValue(None if eq else True, flag_src, why)
             continue
-        if eq:
+        if kind == WORDS:
+            i = _words(fields, i, name, flag_src, raw)
+        elif eq:
             raw[name] = _convert(f.tail(len(flag) + 1), kind, flag, flag_src, doc)
         elif i < len(fields) and not is_option(fields[i]):
             raw[name] = _convert(fields[i], kind, flag, flag_src, doc)
@@ -146,6 +204,18 @@ def read_args(fields: Sequence[Field], doc: Doc, defaults: bool = True) -> Megat
     return out
 
 
+def _words(
+    fields: Sequence[Field], i: int, name: str, src: Source, raw: dict[str, TracedValue]
+) -> int:
+    """`--flag a b c` (argparse nargs='+'): the words up to the next option."""
+    words: list[str] = []
+    while i < len(fields) and not is_option(fields[i]) and fields[i].text:
+        words.append(fields[i].text)
+        i += 1
+    raw[name] = TracedValue(words, src)
+    return i
+
+
 def _convert(value: Field, kind: str, flag: str, flag_src: Source, doc: Doc) -> TracedValue:
     line, col = value.at()
     source = doc.source(line, col)
@@ -155,9 +225,15 @@ def _convert(value: Field, kind: str, flag: str, flag_src: Source, doc: Doc) -> 
     text = value.text
     if kind == STR:
         return TracedValue(text, source, None, via)
-    number = parse_int(text) if kind == INT else parse_int_list(text)
+    number: object = None
+    if kind == FLOAT:
+        number = parse_float(text)
+    else:
+        number = parse_int(text) if kind == INT else parse_int_list(text)
     if number is None:
-        what = "an integer" if kind == INT else "a comma-separated list of integers"
+        what = {INT: "an integer", FLOAT: "a number"}.get(
+            kind, "a comma-separated list of integers"
+        )
         return TracedValue(None, source, f"{flag} {text!r} is not {what}", via)
     return TracedValue(number, source, None, via)
 

@@ -57,6 +57,12 @@ def _str(value: Any, key: str) -> Converted:
     return value, None
 
 
+def _num(value: Any, key: str) -> Converted:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None, f"{key} is {value!r}, not a number"
+    return float(value), None
+
+
 def _any(value: Any, key: str) -> Converted:
     return value, None
 
@@ -148,6 +154,36 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
     ("recompute", [("recompute_config", "recompute")], _int_or_list),
     ("select_recompute", [("recompute_config", "select_recompute")], _any),
     ("micro_batch_interleave_num", [("micro_batch_interleave_num",)], _int),
+    ("run_mode", [("run_mode",)], _str),
+    (
+        "hidden_dropout",
+        [(*MC, "hidden_dropout_prob"), (*MC, "hidden_dropout"), (*MC, "hidden_dropout_rate")],
+        _num,
+    ),
+    (
+        "attention_dropout",
+        [
+            (*MC, "attention_dropout_prob"),
+            (*MC, "attention_dropout"),
+            (*MC, "attention_dropout_rate"),
+        ],
+        _num,
+    ),
+    (
+        "gradient_accumulation_shard",
+        [("parallel", "parallel_optimizer_config", "gradient_accumulation_shard")],
+        _bool,
+    ),
+    ("moe_config_experts", [("moe_config", "expert_num")], _int),
+    ("mtp_depth", [(*MC, "mtp_depth")], _int),
+    ("pet_type", [(*MC, "pet_config", "pet_type"), ("model", "pet_config", "pet_type")], _str),
+    ("lora_r", [(*MC, "pet_config", "lora_rank"), ("model", "pet_config", "lora_rank")], _int),
+    (
+        "lora_target_modules",
+        [(*MC, "pet_config", "target_modules"), ("model", "pet_config", "target_modules")],
+        _any,
+    ),
+    ("arch", [("model", "arch", "type")], _str),
     (
         "dataset_seq_length",
         [
@@ -220,9 +256,13 @@ def read_mindformers(text: str, path: str) -> TrainingConfig:
         raise ConfigError(f"{path}: invalid YAML value: {exc}") from None
     if not isinstance(data, Mapping):
         kind = "empty" if data is None else f"a {type(data).__name__}"
-        raise doc.error(1, f"not a MindFormers config: the document is {kind}, not a mapping")
+        raise doc.not_a_config(
+            1, f"not a MindFormers config: the document is {kind}, not a mapping"
+        )
     if not any(section in data for section in SECTIONS):
-        raise doc.error(None, "not a MindFormers config: it has none of " + ", ".join(SECTIONS))
+        raise doc.not_a_config(
+            None, "not a MindFormers config: it has none of " + ", ".join(SECTIONS)
+        )
     yml = _Yaml(data, positions, doc)
     values: dict[str, Value] = {"framework": Value("mindformers")}
     for name, paths, convert in FIELDS:

@@ -17,6 +17,7 @@ from msrunwatch.read.config.common import Doc, TracedValue, parse_int
 from msrunwatch.read.config.megatron import is_option, read_args
 from msrunwatch.read.config.model import Source, TrainingConfig, Value
 from msrunwatch.read.config.shellexpand import Field
+from msrunwatch.read.config.shellvars import is_placeholder
 from msrunwatch.read.config.shellwalk import Launch, Walker
 from msrunwatch.read.config.shellwords import Command, ShellSyntaxError, lex
 
@@ -131,7 +132,8 @@ def parse_launcher(kind: str, fields: Sequence[Field], doc: Doc) -> Launcher:
         f = fields[i]
         text = f.text
         if not text and f.unresolved is not None:
-            out.opaque.append(f)
+            if not is_placeholder(f.unresolved):
+                out.opaque.append(f)
             i += 1
             continue
         if not text.startswith("-"):
@@ -260,6 +262,7 @@ def read_msrun(cmdline: str, origin: str = "<msrun>") -> TrainingConfig:
         raise doc.error(launch.line, "expected msrun or torchrun, got a plain python command")
     launcher = parse_launcher(launch.kind, launch.fields, doc)
     values: dict[str, Value] = dict(launcher_values(launcher))
+    values["launcher"] = TracedValue(launch.kind)
     sim = launch.prefix.get("MS_SIMULATION_LEVEL")
     if "sim_level" not in launcher.values and sim is not None:
         level = parse_int(sim.value.text)
@@ -286,7 +289,7 @@ def _bare_options(walker: Walker, commands: Sequence[Command], doc: Doc) -> Laun
         got = fields[0].text or fields[0].unresolved or ""
         expected = "expected an msrun command line (msrun --worker_num=8 ...)"
         raise doc.error(fields[0].at()[0], f"{expected}, got {got!r}")
-    return Launch("msrun", fields, 1, walker.env)
+    return Launch("msrun", fields, 1, walker.env.snapshot())
 
 
 def stray_value(stray: Sequence[Field], doc: Doc) -> TracedValue:

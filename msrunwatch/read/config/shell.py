@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from msrunwatch.core.errors import ConfigError
 from msrunwatch.read.config.common import Doc, TracedValue, parse_int
+from msrunwatch.read.config.entry import NOT_JOBS, job_of_entry
 from msrunwatch.read.config.megatron import read_args
 from msrunwatch.read.config.model import TrainingConfig, Value
 from msrunwatch.read.config.msrun import Launcher, parse_launcher, stray_value
-from msrunwatch.read.config.shellexpand import Env, Var
+from msrunwatch.read.config.shellexpand import Field, Var
 from msrunwatch.read.config.shellwalk import Launch, Walker
-from msrunwatch.read.config.shellwords import ShellSyntaxError, lex
+from msrunwatch.read.config.shellwords import ShellSyntaxError, iter_commands
 
 SCRIPT_VARIABLES = {
     "world": "WORLD_SIZE",
@@ -32,39 +34,84 @@ SCRIPT_VARIABLES = {
 def read_script(text: str, path: str) -> TrainingConfig:
     """Read a launch script."""
     doc = Doc(path, text)
+    values: dict[str, Value] = {"framework": Value("megatron")}
     crlf = text.find("\r\n")
-    if crlf >= 0:
+    if crlf >= 0:  # a finding (config-crlf-line-endings); the rest is read as bash would mean it
         line = text.count("\n", 0, crlf) + 1
-        raise doc.error(
-            line,
-            "Windows line endings (CRLF): bash keeps the \\r, so `\\` continuations break; "
-            "convert the file with dos2unix",
-        )
+        values["crlf_line"] = TracedValue(line, doc.source(line))
+        text = text.replace("\r\n", "\n")
+        doc = Doc(path, text)
     try:
-        commands = lex(text)
+        return _read_launch(text, doc, values)
+    except ConfigError:
+        if "crlf_line" not in values:
+            raise
+        # whatever it runs, bash fails on the line endings: that finding, and nothing else
+        return TrainingConfig(path, "megatron", {**values, "job": TracedValue("unknown")})
+
+
+def _read_launch(text: str, doc: Doc, values: dict[str, Value]) -> TrainingConfig:
+    """The launch a script starts, read without running it."""
+    walker = Walker()
+    try:
+        walker.run(iter_commands(text))
     except ShellSyntaxError as exc:
         raise doc.error(exc.line, str(exc)) from None
-    walker = Walker()
-    walker.run(commands)
     launch = _pick(walker.launches, doc)
     if launch is None:
-        raise doc.error(None, "no msrun, torchrun or python command with training flags found")
-    launcher = None if launch.kind == "python" else parse_launcher(launch.kind, launch.fields, doc)
+        raise doc.not_a_config(
+            None, "no msrun, torchrun or python command with training flags found"
+        )
+    launcher = parse_launcher(launch.kind, launch.fields, doc) if _launcher(launch) else None
+    entry = launcher.script if launcher else launch.fields[0]
+    _refuse_non_jobs(entry, launch, doc)
     args = read_args(launcher.args if launcher else launch.fields[1:], doc, defaults=True)
-    values: dict[str, Value] = {"framework": Value("megatron")}
     values.update(args.values)
+    values.update(_entry(entry, args.config_file, doc))
     if args.stray:
         values["stray_args"] = stray_value(args.stray, doc)
-    values.update(_counts(launcher, launch.env, doc))
+    values.update(_counts(launcher, launch, doc))
+    values["launcher"] = TracedValue(launch.kind)
     sim = _sim_level(launcher, launch, doc)
     if sim is not None:
         values["sim_level"] = sim
-    return TrainingConfig(path, "megatron", values)
+    return TrainingConfig(doc.path, "megatron", values)
+
+
+def _launcher(launch: Launch) -> bool:
+    return launch.kind in ("msrun", "torchrun")
+
+
+def _refuse_non_jobs(entry: Field | None, launch: Launch, doc: Doc) -> None:
+    """A checkpoint converter or a data preprocessor starts no job: nothing to check."""
+    job = job_of_entry(entry.text) if entry is not None else "unknown"
+    if job in NOT_JOBS:
+        assert entry is not None
+        name = entry.text.rsplit("/", 1)[-1]
+        raise doc.not_a_config(
+            launch.line,
+            f"{NOT_JOBS[job]} ({name}), not a training or inference launch: nothing to check",
+        )
+
+
+def _entry(entry: Field | None, config_file: Field | None, doc: Doc) -> dict[str, Value]:
+    """The entry script (`pretrain_gpt.py`), the job it runs, and a positional config."""
+    out: dict[str, Value] = {}
+    if entry is not None and entry.text:
+        src = doc.source(*entry.at())
+        out["entry"] = TracedValue(entry.text.rsplit("/", 1)[-1], src)
+        out["job"] = TracedValue(job_of_entry(entry.text), src)
+    else:
+        out["job"] = TracedValue("unknown")
+    if config_file is not None:
+        out["config_file"] = TracedValue(config_file.text, doc.source(*config_file.at()))
+    return out
 
 
 def _pick(launches: Sequence[Launch], doc: Doc) -> Launch | None:
+    """The first msrun or torchrun command, else the first other one with training flags."""
     for launch in launches:
-        if launch.kind != "python":
+        if _launcher(launch):
             return launch
     for launch in launches:
         if read_args(launch.fields[1:], doc, defaults=False).flags:
@@ -87,7 +134,10 @@ def var_value(var: Var | None, doc: Doc) -> TracedValue | None:
     return TracedValue(number, source)
 
 
-def _counts(launcher: Launcher | None, env: Env, doc: Doc) -> dict[str, TracedValue]:
+def _counts(launcher: Launcher | None, launch: Launch, doc: Doc) -> dict[str, TracedValue]:
+    if launch.kind == "unknown" and launch.launcher is not None:
+        return _unknown_counts(launch.launcher, doc)
+    env = launch.env
     written = launcher.values if launcher else {}
     defaults = launcher.defaults if launcher else {}
     out: dict[str, TracedValue] = {}
@@ -101,7 +151,10 @@ def _counts(launcher: Launcher | None, env: Env, doc: Doc) -> dict[str, TracedVa
     stated = var_value(env.get("WORLD_SIZE"), doc)
     if stated is not None and stated.value is not None:  # whether or not the launcher uses it
         out["config_world"] = stated
-    nnodes_var = var_value(env.get("NNODES"), doc)
+    # torchrun's own --nnodes (written, else its default 1) is what runs: a NNODES variable
+    # it is not given changes nothing; msrun has no node count, the script's NNODES says it
+    torch = launcher is not None and launcher.kind == "torchrun"
+    nnodes_var = None if torch else var_value(env.get("NNODES"), doc)
     candidates = [written.get("nnodes"), nnodes_var, defaults.get("nnodes")]
     nnodes = next((v for v in candidates if v is not None and v.value is not None), None)
     nnodes = nnodes or next((v for v in candidates if v is not None), None)
@@ -112,6 +165,13 @@ def _counts(launcher: Launcher | None, env: Env, doc: Doc) -> dict[str, TracedVa
         if value is not None:
             out[name] = value
     return out
+
+
+def _unknown_counts(word: Field, doc: Doc) -> dict[str, TracedValue]:
+    """The script is started by an unknown word: the card count is unknown, and why."""
+    src = doc.source(*word.at())
+    why = f"the launcher is unknown ({word.unresolved})"
+    return {name: TracedValue(None, src, why) for name in ("world", "local_worker_num", "nnodes")}
 
 
 def _sim_level(launcher: Launcher | None, launch: Launch, doc: Doc) -> TracedValue | None:

@@ -6,6 +6,8 @@ pattern operations) become `Opaque` parts that say why.
 
 from __future__ import annotations
 
+import re
+
 from msrunwatch.core.errors import ShellSyntaxError
 from msrunwatch.read.config.shellparts import (
     NAME,
@@ -18,6 +20,8 @@ from msrunwatch.read.config.shellparts import (
 from msrunwatch.read.config.shellscan import Scanner, shorten
 
 SPECIAL_PARAMS = "@*#?$!-0123456789"
+INDEX = re.compile(r"\[(?:@|\*|[0-9]{1,6})\]")
+"""`${NAME[@]}`, `${NAME[*]}`, `${NAME[2]}`: the array reads that are evaluated."""
 PARAM_OPS = (":-", ":=", ":+", ":?", "-", "=", "+", "?")
 SUBST = "is a command substitution: its output is known only when the script runs"
 
@@ -127,7 +131,9 @@ def _param(inner: str, line: int, col: int, inner_at: tuple[int, int], quoted: b
     if not rest:
         return Param(name, "", (), raw, line, col, quoted)
     if rest.startswith("["):
-        return Opaque(raw, f"`{raw}` reads an array: arrays are not evaluated", line, col, quoted)
+        if INDEX.fullmatch(rest):
+            return Param(name, rest, (), raw, line, col, quoted)
+        return Opaque(raw, f"`{raw}` reads an array this way: not evaluated", line, col, quoted)
     for op in PARAM_OPS:
         if rest.startswith(op):
             arg_at = advance(*inner_at, inner[: m.end() + len(op)])
@@ -141,6 +147,9 @@ def _length(of: str, raw: str, line: int, col: int, quoted: bool) -> Part:
     """`${#NAME}`; the length of anything else is not evaluated."""
     if NAME.fullmatch(of):
         return Param(of, "#", (), raw, line, col, quoted)
+    m = NAME.match(of)
+    if m and of[m.end() :] in ("[@]", "[*]"):
+        return Param(m.group(), "#[@]", (), raw, line, col, quoted)
     what = "an array's length" if "[" in of else "a length"
     return Opaque(raw, f"`{raw}` is {what}: not evaluated", line, col, quoted)
 

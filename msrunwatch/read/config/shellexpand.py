@@ -11,136 +11,93 @@ quoted text never does, and an unquoted expansion that yields nothing disappears
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from msrunwatch.core.errors import ArithError
 from msrunwatch.read.config.arith import evaluate
-from msrunwatch.read.config.shellwords import Arith, Lit, Opaque, Param, Part, Word, advance
+from msrunwatch.read.config.shellfield import BREAK, Field, Span
+from msrunwatch.read.config.shellvars import Env, Lookup, Var, new_var
+from msrunwatch.read.config.shellwords import Arith, ArrayLit, Lit, Opaque, Param, Part, Word, lex
+
+__all__ = ["Budget", "Env", "Expander", "Field", "Lookup", "Span", "Var"]
 
 BLANKS = " \t\n"
 MAX_DEPTH = 20
+MAX_SCRIPT_CHARS = 32 * 1024 * 1024
+"""All expansions of one script together: past this, the rest are unresolved."""
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """Text written at (line, col); an empty span with `unresolved` stands for unknown text."""
+class Budget:
+    """What a whole script may expand to: past it, expansions are unresolved, not made.
 
-    text: str
-    line: int
-    col: int
-    unresolved: str | None = None
+    Each variable's value is capped too (`shellvars`), so a script that doubles a
+    variable 39 times (642 bytes) cannot grow it to 2^39 characters; this cap bounds what
+    many uses of capped variables add up to.
+    """
 
+    def __init__(self, chars: int = MAX_SCRIPT_CHARS) -> None:
+        self.left = chars
+        self.spent = False
 
-@dataclass(frozen=True, slots=True)
-class Field:
-    """One word after expansion."""
-
-    spans: tuple[Span, ...] = ()
-
-    @property
-    def text(self) -> str:
-        return "".join(span.text for span in self.spans)
-
-    @property
-    def unresolved(self) -> str | None:
-        """Why (part of) this word is unknown, or None when all of it is known."""
-        return next((s.unresolved for s in self.spans if s.unresolved is not None), None)
-
-    def at(self, offset: int = 0) -> tuple[int, int]:
-        """Where the character at offset is written (an unknown part wins at offset 0)."""
-        if offset == 0:
-            for span in self.spans:
-                if span.unresolved is not None or span.text:
-                    return span.line, span.col
-        seen = 0
-        for span in self.spans:
-            if offset < seen + len(span.text):
-                return advance(span.line, span.col, span.text[: offset - seen])
-            seen += len(span.text)
-        last = self.spans[-1] if self.spans else Span("", 1, 1)
-        return advance(last.line, last.col, last.text)
-
-    def tail(self, offset: int) -> Field:
-        """The field from character offset on (`--x=VALUE` → `VALUE`)."""
-        out: list[Span] = []
-        seen = 0
-        for span in self.spans:
-            end = seen + len(span.text)
-            if end <= offset and span.text:
-                seen = end
-                continue
-            if seen < offset:
-                cut = offset - seen
-                line, col = advance(span.line, span.col, span.text[:cut])
-                out.append(Span(span.text[cut:], line, col, span.unresolved))
-            else:
-                out.append(span)
-            seen = end
-        return Field(tuple(out))
-
-    def __add__(self, other: Field) -> Field:
-        return Field(self.spans + other.spans)
-
-
-@dataclass(frozen=True, slots=True)
-class Var:
-    """A variable the script set: its value, where the value is written, and whether
-    child processes see it. `reason` is set when its value depends on the run."""
-
-    name: str
-    value: Field
-    line: int
-    col: int
-    exported: bool = False
-    reason: str | None = None
-
-
-Env = dict[str, Var]
+    def take(self, spans: Sequence[Span]) -> bool:
+        """Charge an expansion's output; False once the script's budget is spent."""
+        if self.spent:
+            return False
+        self.left -= sum(len(s.text) for s in spans) + len(spans)
+        if self.left < 0:
+            self.spent = True
+        return not self.spent
 
 
 class Expander:
     """Expands words against env; `missing` completes `$X ...` for unset variables."""
 
-    def __init__(self, env: Env, missing: str = "is not set in the script") -> None:
+    def __init__(
+        self, env: Env, missing: str = "is not set in the script", budget: Budget | None = None
+    ) -> None:
         self.env = env
         self.missing = missing
+        self.budget = budget or Budget()
 
     # -- words -----------------------------------------------------------------------------
 
     def fields(self, word: Word) -> list[Field]:
         """The fields a command word expands to (unquoted expansions are split)."""
-        fields: list[Field] = []
-        current: list[Span] = []
-        content = False
+        out = _Fields()
         for part in word.parts:
-            spans = self.part(part)
-            if isinstance(part, Lit) or part.quoted:
-                current.extend(s for s in spans if s.text or s.unresolved is not None)
-                content = content or part.quoted or bool(current)
-                continue
-            for span in spans:
-                if span.unresolved is not None:
-                    current.append(span)
-                    content = True
-                    continue
-                for piece, offset in _split(span.text):
-                    if piece is None:
-                        if content:
-                            fields.append(Field(tuple(current)))
-                        current, content = [], False
-                    else:
-                        current.append(Span(piece, span.line, span.col + offset))
-                        content = True
-        if content:
-            fields.append(Field(tuple(current)))
-        return fields
+            kept = isinstance(part, Lit) or part.quoted
+            for span in self.part(part):
+                if span is BREAK:
+                    out.brk(part.quoted)
+                elif kept:
+                    out.keep(span)
+                else:
+                    out.split(span)
+            if kept:
+                out.content = out.content or part.quoted or bool(out.current)
+        return out.done()
 
     def value(self, parts: Sequence[Part]) -> Field:
         """The expansion of parts without word splitting (an assignment's value)."""
         spans: list[Span] = []
         for part in parts:
-            spans.extend(s for s in self.part(part) if s.text or s.unresolved is not None)
+            for s in self.part(part):
+                if s is BREAK:
+                    spans.append(Span(" ", s.line, s.col))
+                elif s.text or s.unresolved is not None:
+                    spans.append(s)
         return Field(tuple(spans))
+
+    def elements(self, word_parts: Sequence[Part], line: int, col: int) -> list[Field]:
+        """The elements an array assignment's `(...)` expands to, in order."""
+        fields: list[Field] = []
+        for part in word_parts:
+            if not isinstance(part, ArrayLit):
+                fields.append(self.value([part]))
+                continue
+            for cmd in lex(part.inner, part.inner_line, part.inner_col):
+                for word in cmd.words:
+                    fields.extend(self.fields(word))
+        return fields
 
     # -- parts -----------------------------------------------------------------------------
 
@@ -152,41 +109,72 @@ class Expander:
             return [Span("", part.line, part.col, part.reason)]
         if isinstance(part, Arith):
             return [self._arith(part)]
+        if isinstance(part, ArrayLit):
+            return [Span("", part.line, part.col, f"`{part.raw[:40]}` is an array here")]
         return self._param(part)
 
     def _unknown(self, name: str, line: int, col: int) -> Span:
         return Span("", line, col, f"${name} {self.missing}")
 
-    def _var_spans(self, var: Var) -> list[Span]:
+    def _var_spans(self, var: Var, line: int, col: int) -> list[Span]:
         if var.reason is not None:
             return [Span("", var.line, var.col, var.reason)]
+        if not self.budget.take(var.value.spans):
+            why = f"the script expands to more than {MAX_SCRIPT_CHARS >> 20} MiB: ${var.name} "
+            return [Span("", line, col, why + "is not expanded")]
         return list(var.value.spans)
 
     def _param(self, p: Param) -> list[Span]:
         var = self.env.get(p.name)
         if p.op == "":
-            return self._var_spans(var) if var else [self._unknown(p.name, p.line, p.col)]
+            return (
+                self._var_spans(var, p.line, p.col)
+                if var
+                else [self._unknown(p.name, p.line, p.col)]
+            )
         if var is not None and var.reason is not None:
             return [Span("", var.line, var.col, var.reason)]
+        if p.op == "#[@]":
+            if var is None:
+                return [self._unknown(p.name, p.line, p.col)]
+            return [Span(str(len(var.elements())), p.line, p.col)]
+        if p.op.startswith("["):
+            return self._index(var, p) if var else [self._unknown(p.name, p.line, p.col)]
         if p.op == "#":
             if var is None:
                 return [self._unknown(p.name, p.line, p.col)]
-            return [Span(str(len(var.value.text)), p.line, p.col)]
-        is_set = var is not None and (bool(var.value.text) or ":" not in p.op)
+            return [Span(str(var.chars), p.line, p.col)]
+        is_set = var is not None and (not var.empty or ":" not in p.op)
         if p.op in (":-", "-", ":=", "="):
             if is_set and var is not None:
-                return self._var_spans(var)
+                return self._var_spans(var, p.line, p.col)
             default = self.value(p.arg)
             if p.op in (":=", "="):
                 at = default.at() if default.spans else (p.line, p.col)
-                self.env[p.name] = Var(p.name, default, *at)
+                self.env.set(new_var(p.name, default, *at))
             return list(default.spans) or [Span("", p.line, p.col)]
         if p.op in (":+", "+"):
             return list(self.value(p.arg).spans) if is_set else []
         # :? and ?
         if is_set and var is not None:
-            return self._var_spans(var)
+            return self._var_spans(var, p.line, p.col)
         return [Span("", p.line, p.col, f"`{p.raw}` stops the script: {p.name} is not set")]
+
+    def _index(self, var: Var, p: Param) -> list[Span]:
+        """`${NAME[@]}` (every element, one word each), `${NAME[*]}`, `${NAME[N]}`."""
+        items = var.elements()
+        if p.op not in ("[@]", "[*]"):
+            n = int(p.op[1:-1])
+            items = items[n : n + 1]
+        spans: list[Span] = []
+        for i, item in enumerate(items):
+            if i:
+                spans.append(BREAK)
+            if not self.budget.take(item.spans):
+                why = f"the script expands to more than {MAX_SCRIPT_CHARS >> 20} MiB: "
+                return [Span("", p.line, p.col, why + f"${{{p.name}{p.op}}} is not expanded")]
+            spans.extend(item.spans)
+        return spans
 
     def _arith(self, a: Arith) -> Span:
         field = self.value(a.parts)
@@ -212,6 +200,44 @@ class Expander:
         if depth > MAX_DEPTH:
             raise ArithError(f"expression recursion level exceeded at ${name}")
         return evaluate(text, lambda inner: self._arith_name(inner, depth + 1))
+
+
+class _Fields:
+    """Fields being built from spans: kept whole (quoted), split on blanks, or broken
+    between array elements."""
+
+    def __init__(self) -> None:
+        self.fields: list[Field] = []
+        self.current: list[Span] = []
+        self.content = False
+
+    def keep(self, span: Span) -> None:
+        if span.text or span.unresolved is not None:
+            self.current.append(span)
+
+    def brk(self, quoted: bool) -> None:
+        if self.content or self.current or quoted:
+            self.fields.append(Field(tuple(self.current)))
+        self.current, self.content = [], quoted
+
+    def split(self, span: Span) -> None:
+        if span.unresolved is not None:
+            self.current.append(span)
+            self.content = True
+            return
+        for piece, offset in _split(span.text):
+            if piece is None:
+                if self.content:
+                    self.fields.append(Field(tuple(self.current)))
+                self.current, self.content = [], False
+            else:
+                self.current.append(Span(piece, span.line, span.col + offset))
+                self.content = True
+
+    def done(self) -> list[Field]:
+        if self.content:
+            self.fields.append(Field(tuple(self.current)))
+        return self.fields
 
 
 def _split(text: str) -> Iterable[tuple[str | None, int]]:

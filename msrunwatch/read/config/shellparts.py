@@ -21,7 +21,8 @@ class Lit:
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """`$NAME`, `${NAME}` or `${NAME<op><arg>}`; op is '' or one of PARAM_OPS or '#'."""
+    """`$NAME`, `${NAME}` or `${NAME<op><arg>}`; op is '' or one of PARAM_OPS, '#', or an
+    array index (`[@]`, `[*]`, `[N]`)."""
 
     name: str
     op: str
@@ -54,7 +55,20 @@ class Opaque:
     quoted: bool
 
 
-Part = Lit | Param | Arith | Opaque
+@dataclass(frozen=True, slots=True)
+class ArrayLit:
+    """`NAME=(...)`: the elements' text, lexed into words when the assignment runs."""
+
+    raw: str
+    inner: str
+    line: int
+    col: int
+    inner_line: int
+    inner_col: int
+    quoted: bool = False
+
+
+Part = Lit | Param | Arith | Opaque | ArrayLit
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,12 @@ calls them.
 
 from __future__ import annotations
 
+import re
+
 from msrunwatch.core.errors import ShellSyntaxError
 from msrunwatch.read.config.shellparts import (
     ASSIGNMENT,
+    ArrayLit,
     Lit,
     Opaque,
     Part,
@@ -16,6 +19,14 @@ from msrunwatch.read.config.shellparts import (
 )
 
 META = " \t\n;&|()<>"
+PLAIN = re.compile(r"[^ \t\n;&|()<>\\'\"$`=]+")
+"""A run of unquoted characters that need no lexing (`=` is left out: `NAME=(` starts an
+array). Taking runs instead of characters keeps lexing a 4 MB script to seconds."""
+PLACEHOLDER = re.compile(r"<[^<>\s][^<>\n]*[^<>\s]>(?=$|[\s;)'\"])|<[^<>\s]>(?=$|[\s;)'\"])")
+"""`<master_ip_address>`, `<Specify path to file>`: no blank just inside the brackets and a
+word end right after, so `<in >out` and `<in>out` stay redirections."""
+IN_DOUBLE = re.compile(r'[^"\\$`\n]+')
+IN_SINGLE = re.compile(r"[^'\n]+")
 
 
 class Scanner:
@@ -61,9 +72,13 @@ class Scanner:
             if c == "(" and self._array_assignment():
                 self._array()
                 continue
+            at_start = not self.parts and not self._buf
+            if c == "<" and (at_start or self._array_assignment()) and self._placeholder():
+                continue
             if c in META:
                 break
-            self._piece(quoted=False)
+            if not self._take_run(PLAIN, False):
+                self._piece(quoted=False)
         self._flush()
         return Word(tuple(self.parts), line, col)
 
@@ -73,13 +88,27 @@ class Scanner:
         return ASSIGNMENT.fullmatch("".join(self._buf)) is not None
 
     def _array(self) -> None:
-        """`NAME=(...)`: the parenthesised values, kept as one opaque part."""
+        """`NAME=(...)`: the parenthesised elements, lexed into words when assigned."""
         self._flush()
         at = (self.line, self.col)
         self.take()
-        raw = "(" + self._after_open("(", ")", at[0]) + ")"
-        reason = f"`{shorten(raw)}` is an array: arrays are not evaluated"
-        self.parts.append(Opaque(raw, reason, *at, False))
+        inner_at = (self.line, self.col)
+        inner = self._after_open("(", ")", at[0])
+        self.parts.append(ArrayLit(f"({inner})", inner, *at, *inner_at))
+
+    def _placeholder(self) -> bool:
+        """`<master_ip_address>` where a word starts or after `NAME=`: a placeholder left
+        for the user to fill in, not a redirection (bash would stop at it)."""
+        m = PLACEHOLDER.match(self.s, self.i)
+        if m is None:
+            return False
+        self._flush()
+        raw = m.group()
+        reason = f"`{shorten(raw)}` is a placeholder to fill in before the script runs"
+        self.parts.append(Opaque(raw, reason, self.line, self.col, False))
+        self.i = m.end()
+        self.col += len(raw)
+        return True
 
     def _piece(self, quoted: bool) -> None:
         """Lex one character, or one quoted, `$` or backquoted form."""
@@ -97,20 +126,31 @@ class Scanner:
         else:
             self._take_lit(quoted)
 
+    def _take_run(self, pattern: re.Pattern[str], quoted: bool) -> bool:
+        """Take a run of characters matching pattern (never a newline) as literal text."""
+        m = pattern.match(self.s, self.i)
+        if m is None:
+            return False
+        text = m.group()
+        self._add(text, self.line, self.col, quoted)
+        self.i = m.end()
+        self.col += len(text)
+        return True
+
     def _take_lit(self, quoted: bool) -> None:
         """Take one character as literal text, keeping its position."""
         line, col = self.line, self.col
         self._add(self.take(), line, col, quoted)
 
     def _add(self, ch: str, line: int, col: int, quoted: bool) -> None:
-        """Add a character written at (line, col); a piece never spans a line or a gap."""
+        """Add text written at (line, col); a piece never spans a line or a gap."""
         if self._buf and self._buf_at[2] == quoted and self._buf_end == (line, col):
             self._buf.append(ch)
         else:
             self._flush()
             self._buf = [ch]
             self._buf_at = (line, col, quoted)
-        self._buf_end = (-1, -1) if ch == "\n" else (line, col + len(ch))
+        self._buf_end = (-1, -1) if ch.endswith("\n") else (line, col + len(ch))
 
     def _flush(self) -> None:
         if self._buf:
@@ -147,7 +187,8 @@ class Scanner:
             if self.peek() == "'":
                 self.take()
                 return
-            self._take_lit(True)
+            if not self._take_run(IN_SINGLE, True):
+                self._take_lit(True)
 
     def _double_quoted(self) -> None:
         line, col = self.line, self.col
@@ -173,7 +214,7 @@ class Scanner:
                 self._dollar(True)
             elif c == "`":
                 self._backtick(True)
-            else:
+            elif not self._take_run(IN_DOUBLE, True):
                 self._take_lit(True)
 
     # -- $ forms and backquotes, lexed by a subclass ---------------------------------------

@@ -11,15 +11,32 @@ words expanded against the variables of that moment.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
-from msrunwatch.read.config.shellexpand import Env, Expander, Field, Var
-from msrunwatch.read.config.shellwords import ASSIGNMENT, NAME, Command, Lit, Word
+from msrunwatch.read.config.shellexpand import Env, Expander, Field, Lookup, Var
+from msrunwatch.read.config.shellvars import new_array, new_var
+from msrunwatch.read.config.shellwords import ASSIGNMENT, NAME, ArrayLit, Command, Lit, Word
 
 PYTHON = re.compile(r"python[0-9.]*")
 TORCH_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 WRAPPERS = ("nohup", "exec", "command", "time", "env")
+LAUNCHERS = ("msrun", "torchrun")
+UV_RUN_VALUED = (
+    "--extra",
+    "--with",
+    "--with-requirements",
+    "--python",
+    "-p",
+    "--project",
+    "--directory",
+    "--group",
+    "--env-file",
+    "--package",
+    "--index",
+    "--index-url",
+)
+"""`uv run` options that take a value (uv's own documentation)."""
 DECLARERS = ("export", "declare", "typeset", "local", "readonly")
 BLOCKS = {
     "if": "an `if` block",
@@ -41,29 +58,32 @@ CLOSERS = {
 
 @dataclass
 class Launch:
-    """A launch command: msrun, torchrun or python, and its words after the program."""
+    """A launch command: msrun, torchrun, python, or `unknown` (a script started by an
+    unresolved word), and its words after the program."""
 
     kind: str
     fields: list[Field]
     line: int
-    env: Env
+    env: Lookup
     """The script's variables when the command runs."""
-    prefix: Env = field(default_factory=dict)
+    prefix: dict[str, Var] = field(default_factory=dict)
     """`VAR=value command` assignments, seen by this command only."""
+    launcher: Field | None = None
+    """kind `unknown`: the unresolved word that launches the script (`$LAUNCH_SCRIPT`)."""
 
 
 class Walker:
     """Runs through a script's commands without executing any."""
 
     def __init__(self, missing: str = "is not set in the script") -> None:
-        self.env: Env = {}
+        self.env = Env()
         self.expander = Expander(self.env, missing)
         self.blocks: list[tuple[str, int]] = []
         self.launches: list[Launch] = []
         self.sourced: list[tuple[str, int]] = []
         self._function_next = False
 
-    def run(self, commands: Sequence[Command]) -> None:
+    def run(self, commands: Iterable[Command]) -> None:
         prev = "\n"
         for cmd in commands:
             after = prev if prev in ("&&", "||", "|") else None
@@ -94,10 +114,10 @@ class Walker:
             for word in assigns:
                 self._assign(word, why, exported=False)
             return
-        prefix: Env = {}
+        prefix: dict[str, Var] = {}
         for word in assigns:
             var = self._var(word, why)
-            prefix[var.name] = replace(var, exported=True)
+            prefix[var.name] = var.exporting()
         self._run(words, cmd.line, why, prefix)
 
     def _keywords(self, words: list[Word], line: int) -> list[Word]:
@@ -151,17 +171,25 @@ class Walker:
         rest = first.text[m.end() :]
         col = first.col + m.end()
         parts = [Lit(rest, first.line, col, False)] if rest else []
-        value = self.expander.value([*parts, *word.parts[1:]])
         old = self.env.get(name)
-        if append and old is not None:
-            value = old.value + value
         reason = f"{name} is assigned {why}: its value depends on the run" if why else None
+        if any(isinstance(p, ArrayLit) for p in word.parts[1:]):
+            items = self.expander.elements([*parts, *word.parts[1:]], first.line, col)
+            if append and old is not None:
+                items = [*old.elements(), *items] if old.reason is None else []
+                reason = reason or old.reason
+            keep = old.exported if old is not None else False
+            return new_array(name, tuple(items), first.line, col, exported or keep, reason)
+        value = self.expander.value([*parts, *word.parts[1:]])
+        if append and old is not None:
+            if not value.spans:
+                return old
+            return old.appended(value, first.line, col, reason, exported)
         keep = old.exported if old is not None else False
-        return Var(name, value, first.line, col, exported or keep, reason)
+        return new_var(name, value, first.line, col, exported or keep, reason)
 
     def _assign(self, word: Word, why: str | None, exported: bool) -> None:
-        var = self._var(word, why, exported)
-        self.env[var.name] = var
+        self.env.set(self._var(word, why, exported))
 
     def _declare(self, builtin: str, words: Sequence[Word], why: str | None) -> None:
         options: set[str] = set()
@@ -173,41 +201,40 @@ class Walker:
                 text = f.text
                 if text.startswith("-"):
                     options.add(text)
-                elif (builtin == "export" or "-x" in options) and text in self.env:
-                    self.env[text] = replace(self.env[text], exported=True)
+                elif (builtin == "export" or "-x" in options) and (var := self.env.get(text)):
+                    self.env.set(var.exporting())
 
     # -- commands --------------------------------------------------------------------------
 
-    def _run(self, words: Sequence[Word], line: int, why: str | None, prefix: Env) -> None:
+    def _run(
+        self, words: Sequence[Word], line: int, why: str | None, prefix: dict[str, Var]
+    ) -> None:
         if words[0].literal() in DECLARERS:
             self._declare(words[0].literal() or "", words[1:], why)
             return
-        fields = [f for word in words for f in self.expander.fields(word)]
-        while fields and _base(fields[0]) in WRAPPERS:
-            fields = fields[1:]
-            while fields and (fields[0].text.startswith("-") or "=" in fields[0].text):
-                fields = fields[1:]  # env's VAR=value and options, nohup/time options
+        fields = _unwrap([f for word in words for f in self.expander.fields(word)])
         if not fields:
+            return
+        if fields[0].unresolved is not None and not fields[0].text:
+            self._unknown_launcher(fields, line, prefix)
             return
         base = _base(fields[0])
         args = fields[1:]
         if base == "unset":
             for f in args:
                 if not f.text.startswith("-"):
-                    self.env.pop(f.text, None)
+                    self.env.unset(f.text)
         elif base == "read":
             for f in args:
                 if NAME.fullmatch(f.text):
                     reason = f"{f.text} is read from input (line {line})"
-                    self.env[f.text] = Var(f.text, Field(), line, 1, False, reason)
+                    self.env.set(Var(f.text, Field(), line, 1, False, reason))
         elif base in ("source", "."):
             self.sourced.append((args[0].text if args else "", line))
-        elif base in ("msrun", "torchrun"):
-            self._launch(base, args, line, prefix)
-        elif PYTHON.fullmatch(base):
-            self._python(args, line, prefix)
+        else:
+            self._run_fields(fields, line, prefix)
 
-    def _python(self, args: list[Field], line: int, prefix: Env) -> None:
+    def _python(self, args: list[Field], line: int, prefix: dict[str, Var]) -> None:
         i = 0
         while i < len(args) and args[i].text.startswith("-") and args[i].text not in ("-m", "-c"):
             i += 1
@@ -219,8 +246,53 @@ class Walker:
             return
         self._launch("python", args[i:], line, prefix)
 
-    def _launch(self, kind: str, args: list[Field], line: int, prefix: Env) -> None:
-        self.launches.append(Launch(kind, args, line, dict(self.env), prefix))
+    def _unknown_launcher(self, fields: list[Field], line: int, prefix: dict[str, Var]) -> None:
+        """`$LAUNCHER train.py ...` or `$PREFIX torchrun ...` with the prefix unknown: a
+        launcher named after it is read; else a Python script after it is the entry, and
+        the launcher (so the card count) is unknown."""
+        for i, f in enumerate(fields[1:4], 1):
+            if f.unresolved is None and (_base(f) in LAUNCHERS or PYTHON.fullmatch(_base(f))):
+                self._run_fields(fields[i:], line, prefix)
+                return
+        for i, f in enumerate(fields[1:], 1):
+            if f.text.endswith(".py"):
+                self.launches.append(
+                    Launch("unknown", fields[i:], line, self.env.snapshot(), prefix, fields[0])
+                )
+                return
+
+    def _run_fields(self, fields: list[Field], line: int, prefix: dict[str, Var]) -> None:
+        base = _base(fields[0])
+        if base in LAUNCHERS:
+            self._launch(base, fields[1:], line, prefix)
+        elif PYTHON.fullmatch(base):
+            self._python(fields[1:], line, prefix)
+
+    def _launch(self, kind: str, args: list[Field], line: int, prefix: dict[str, Var]) -> None:
+        self.launches.append(Launch(kind, args, line, self.env.snapshot(), prefix))
+
+
+def _unwrap(fields: list[Field]) -> list[Field]:
+    """The command after wrappers: `nohup`, `env A=b`, `time -p`, `uv run --extra x`..."""
+    while fields:
+        base = _base(fields[0])
+        if base == "uv" and len(fields) > 1 and fields[1].text == "run":
+            fields = _skip_options(fields[2:], UV_RUN_VALUED)
+        elif base in WRAPPERS:
+            fields = fields[1:]
+            while fields and (fields[0].text.startswith("-") or "=" in fields[0].text):
+                fields = fields[1:]  # env's VAR=value and options, nohup/time options
+        else:
+            return fields
+    return fields
+
+
+def _skip_options(fields: list[Field], valued: tuple[str, ...]) -> list[Field]:
+    """fields after a wrapper's options (those in valued take the next word)."""
+    while fields and fields[0].text.startswith("-"):
+        option = fields[0].text
+        fields = fields[2:] if option in valued and "=" not in option else fields[1:]
+    return fields
 
 
 def _is_assignment(word: Word) -> bool:

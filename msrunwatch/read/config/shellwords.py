@@ -10,12 +10,15 @@ splits the text into commands and re-exports what the other readers use.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from msrunwatch.core.errors import ShellSyntaxError
 from msrunwatch.read.config.shelldollar import PARAM_OPS, SPECIAL_PARAMS, SUBST, WordLexer
 from msrunwatch.read.config.shellparts import (
     ASSIGNMENT,
     NAME,
     Arith,
+    ArrayLit,
     Command,
     Lit,
     Opaque,
@@ -24,7 +27,7 @@ from msrunwatch.read.config.shellparts import (
     Word,
     advance,
 )
-from msrunwatch.read.config.shellscan import META
+from msrunwatch.read.config.shellscan import META, PLACEHOLDER
 
 __all__ = [
     "ASSIGNMENT",
@@ -35,6 +38,7 @@ __all__ = [
     "SPECIAL_PARAMS",
     "SUBST",
     "Arith",
+    "ArrayLit",
     "Command",
     "Lit",
     "Opaque",
@@ -43,14 +47,20 @@ __all__ = [
     "ShellSyntaxError",
     "Word",
     "advance",
+    "iter_commands",
     "lex",
 ]
 
 REDIRECTIONS = ("&>>", "&>", "<<<", "<<-", "<<", ">>", ">|", ">&", "<&", "<>", "<", ">")
 
 
-def lex(text: str, line: int = 1) -> list[Command]:
-    """Split bash text into simple commands."""
+def lex(text: str, line: int = 1, col: int = 1) -> list[Command]:
+    """Split bash text (written from line:col) into simple commands."""
+    return list(_Lexer(text, line, col).commands())
+
+
+def iter_commands(text: str, line: int = 1) -> Iterator[Command]:
+    """Split bash text into simple commands, lazily (ShellSyntaxError when reached)."""
     return _Lexer(text, line, 1).commands()
 
 
@@ -65,19 +75,28 @@ class _Lexer(WordLexer):
         self._start = line
         """The line of the command being lexed."""
 
-    def commands(self) -> list[Command]:
-        """Every simple command, in order; a trailing one ends with ''."""
+    def commands(self) -> Iterator[Command]:
+        """Every simple command, in order, as it is lexed; a trailing one ends with ''.
+
+        Commands are handed on one by one, so reading a script holds one command's words
+        at a time, not the whole script's."""
         while not self.at_end():
             self._next()
+            yield from self._out
+            self._out.clear()
         if self._words:
             self._end("")
-        return self._out
+        yield from self._out
 
     def _next(self) -> None:
         """Lex what starts at the cursor: a blank, a newline, a comment, an operator or a word."""
         c = self.peek()
         if c in " \t":
-            self.take()
+            end = self.i + 1
+            while end < len(self.s) and self.s[end] in " \t":
+                end += 1
+            self.col += end - self.i
+            self.i = end
         elif c == "\\" and self.peek(1) == "\n":
             self.take()
             self.take()
@@ -86,8 +105,13 @@ class _Lexer(WordLexer):
             self._end("\n")
             self._skip_heredocs()
         elif c == "#":
-            while not self.at_end() and self.peek() != "\n":
-                self.take()
+            end = self.s.find("\n", self.i)
+            end = len(self.s) if end < 0 else end
+            self.col += end - self.i
+            self.i = end
+        elif c == "<" and PLACEHOLDER.match(self.s, self.i):
+            self._begin()
+            self._next_word()
         elif c in "<>" or (c == "&" and self.peek(1) == ">"):
             self._redirection()
         elif c in ";&|()":

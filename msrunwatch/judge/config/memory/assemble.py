@@ -2,31 +2,44 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from msrunwatch.judge.config.memory.features import Features, features
 from msrunwatch.judge.config.memory.inputs import Inputs, budget, read_inputs
 from msrunwatch.judge.config.memory.layout import recompute_plan, split_layers
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.judge.config.memory.result import FRAGMENTATION, Estimate, StageEstimate
 from msrunwatch.judge.config.memory.stage import Context, stage
-from msrunwatch.judge.config.memory.terms import layer_terms, state_bytes
+from msrunwatch.judge.config.memory.states import states
+from msrunwatch.judge.config.memory.terms import layer_terms
 from msrunwatch.read.config.model import TrainingConfig
 
 
 def estimate(config: TrainingConfig) -> Estimate:
-    """The per-stage peak estimate; partial (with `missing` filled) when inputs lack."""
+    """The per-stage peak estimate; partial (with `missing` filled) when inputs lack, and
+    with `not_estimated` filled (and no verdict) when the config uses what is not modelled."""
     notes = Notes()
     inp = read_inputs(config, notes)
+    feats = features(config)
     budget_mib, source = budget(config, budget_notes := Notes())
-    if inp.moe:
-        notes.lack("num_experts", "estimate", why="> 1: MoE is not modelled")
+    if inp.moe or feats.job in ("predict", "eval"):
+        gaps = feats.gaps
+        if inp.moe:
+            notes.lack("num_experts", "estimate", why="> 1: MoE is not modelled")
+            gaps = ("not estimated: MoE experts", *gaps)
         notes.merge(budget_notes)
-        return _empty(config, inp, notes, budget_mib, source)
+        return _empty(config, inp, notes, budget_mib, source, replace(feats, gaps=gaps))
     layers = split_layers(config, inp, notes)
     plan = recompute_plan(config, layers, notes) if layers else None
-    ctx = Context(
-        inp, layers, layer_terms(inp, notes), state_bytes(config, inp, notes), plan, budget_mib
-    )
+    lora = feats.lora is not None
+    qlora = feats.lora is not None and feats.lora.quantized
+    held = states(config, inp, lora, qlora, notes)
+    terms = layer_terms(inp, notes)
+    ctx = Context(inp, layers, terms, held, plan, budget_mib, feats)
     _note_params_gaps(inp, notes)
     _note_pipeline_assumptions(inp, ctx, notes)
+    if feats.dynamic_seq:
+        notes.assume("batches padded to their longest sample: figures at the full seq_length")
     stages = tuple(stage(i, ctx) for i in range(inp.pp))
     notes.merge(budget_notes)  # last: the budget's notes concern no stage
     return _assemble(config, notes, source, stages, ctx)
@@ -76,7 +89,7 @@ def _assemble(
         framework=ctx.inp.framework,
         stages=stages,
         layer_terms=ctx.terms,
-        state_bytes=ctx.states,
+        state_bytes=ctx.states.trainable if ctx.states else None,
         micro_batches=ctx.inp.micro_batches,
         recompute=ctx.plan.label if ctx.plan else "unknown",
         budget_mib=ctx.budget,
@@ -85,12 +98,20 @@ def _assemble(
         assumptions=tuple(notes.assumptions),
         missing=tuple(notes.missing),
         problems=tuple(notes.problems),
+        not_estimated=ctx.features.gaps,
+        dynamic_seq=ctx.features.dynamic_seq,
+        frozen_bytes=ctx.states.frozen_weight if ctx.states else None,
     )
 
 
 def _empty(
-    cfg: TrainingConfig, inp: Inputs, notes: Notes, budget_mib: float, source: str
+    cfg: TrainingConfig,
+    inp: Inputs,
+    notes: Notes,
+    budget_mib: float,
+    source: str,
+    feats: Features,
 ) -> Estimate:
-    """An estimate that estimates nothing, with the reason in `missing`."""
-    ctx = Context(inp, None, None, None, None, budget_mib)
+    """An estimate that estimates nothing, with the reasons in `missing` / `not_estimated`."""
+    ctx = Context(inp, None, None, None, None, budget_mib, feats)
     return _assemble(cfg, notes, source, (), ctx)

@@ -38,6 +38,14 @@ class Inputs:
     distributed_optimizer: bool
     dtype: str
     moe: bool
+    fused_swiglu: bool = True
+    """SwiGLU as one fused op (keeps its 2f-wide input only) or as silu and mul (keeps more)."""
+    hidden_dropout: float = 0.0
+    attention_dropout: float = 0.0
+    reuse_fp32: bool = False
+    """MindSpeed --reuse-fp32-param: the bf16 weights live inside the fp32 master copy."""
+    act_recompute: bool = False
+    """MindSpeed --recompute-activation-function: the activation function's output is freed."""
 
 
 # --- reading values --------------------------------------------------------------------
@@ -170,6 +178,11 @@ def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
         distributed_optimizer=_flag_or(cfg, "use_distributed_optimizer", False, "default", notes),
         dtype=_dtype(cfg, notes),
         moe=experts is not None and experts > 1,
+        fused_swiglu=_fused_swiglu(cfg, framework, swiglu, notes),
+        hidden_dropout=_dropout(cfg, "hidden_dropout", notes),
+        attention_dropout=_dropout(cfg, "attention_dropout", notes),
+        reuse_fp32=_flag(cfg, "reuse_fp32_param") is True,
+        act_recompute=_flag(cfg, "recompute_activation_function") is True,
     )
 
 
@@ -178,6 +191,23 @@ def _swiglu(cfg: TrainingConfig, framework: str, notes: Notes) -> bool:
     mindformers = framework == "mindformers"
     why = "MindFormers llama-style models" if mindformers else "Megatron default GeLU"
     return _flag_or(cfg, "swiglu", mindformers, why, notes)
+
+
+def _fused_swiglu(cfg: TrainingConfig, framework: str, swiglu: bool, notes: Notes) -> bool:
+    """Megatron/MindSpeed fuse SwiGLU only with --use-fused-swiglu; MindFormers' LLaMA-style
+    feed-forward runs w1, silu, w3 and mul as separate operators."""
+    fused = _flag(cfg, "fused_swiglu")
+    if fused is not None or not swiglu:
+        return bool(fused)
+    if framework == "mindformers":
+        notes.assume("MindFormers SwiGLU: silu and mul separate (w1, w3, silu and product kept)")
+    return False
+
+
+def _dropout(cfg: TrainingConfig, name: str, notes: Notes) -> float:
+    """A dropout probability; not given means none (MindFormers' LLaMA-style models)."""
+    value = number(cfg, name, notes)
+    return value if value is not None and 0 < value < 1 else 0.0
 
 
 def _data_parallel(cfg: TrainingConfig, model_ranks: int, notes: Notes) -> int:

@@ -41,6 +41,8 @@ class LayerTerms:
     """T_bwd: SwiGLU input/output gradients plus the SP all-gather buffer, once."""
     cross_entropy_mib: float | None
     """The last stage's fp32 logits path; None when the vocabulary is unknown."""
+    act_fn_mib: float = 0.0
+    """The activation function's output in one layer (what activation recompute frees)."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,10 @@ class StageEstimate:
     actual_mib: float | None
     headroom_pct: float | None
     verdict: str
-    """ok, tight (> 95 % of the budget), over (> 100 %) or unknown."""
+    """ok, tight (> 95 % of the budget), over (> 100 %), over at full length (sequence lengths
+    vary and only full-length batches would not fit), unknown or not estimated."""
+    floor_actual_mib: float | None = None
+    """With varying sequence lengths: the least the stage needs (model states x fragmentation)."""
 
     @property
     def model_states_mib(self) -> float | None:
@@ -97,6 +102,17 @@ class Estimate:
     missing: tuple[str, ...]
     problems: tuple[str, ...]
     fragmentation: float = FRAGMENTATION
+    not_estimated: tuple[str, ...] = ()
+    """`not estimated: <feature>` for what the config uses and the model does not cover."""
+    dynamic_seq: bool = False
+    """Batches are padded to their longest sample: the figures are an upper bound."""
+    frozen_bytes: float | None = None
+    """LoRA: bytes per frozen base parameter (its weight alone); None without LoRA."""
+
+    @property
+    def covers(self) -> bool:
+        """Every stage is estimated and nothing the config uses is left out of the model."""
+        return self.complete and not self.not_estimated
 
     @property
     def complete(self) -> bool:

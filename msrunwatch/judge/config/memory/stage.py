@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from msrunwatch.judge.config.memory.features import Features
 from msrunwatch.judge.config.memory.inputs import Inputs
 from msrunwatch.judge.config.memory.layout import Plan, in_flight
 from msrunwatch.judge.config.memory.result import (
@@ -12,9 +13,15 @@ from msrunwatch.judge.config.memory.result import (
     TIGHT,
     LayerTerms,
     StageEstimate,
-    StateBytes,
 )
-from msrunwatch.judge.config.memory.terms import embedding_params, head_params, layer_params
+from msrunwatch.judge.config.memory.states import States
+from msrunwatch.judge.config.memory.terms import (
+    adapter_params,
+    embedding_params,
+    head_params,
+    layer_params,
+    linear_params,
+)
 
 
 @dataclass(frozen=True)
@@ -24,9 +31,10 @@ class Context:
     inp: Inputs
     layers: tuple[int, ...] | None
     terms: LayerTerms | None
-    states: StateBytes | None
+    states: States | None
     plan: Plan | None
     budget: float
+    features: Features
 
 
 def stage(i: int, ctx: Context) -> StageEstimate:
@@ -37,12 +45,15 @@ def stage(i: int, ctx: Context) -> StageEstimate:
     embed = embedding_params(inp) if first else 0
     head = head_params(inp) if last else 0
     params = _stage_params(layers, layer_params(inp), embed, head)
-    weights, grads_opt = _states_mib(params, ctx.states)
+    weights, grads_opt = _states_mib(layers, params, embed, head, ctx)
+    if params is not None and layers is not None:
+        params += layers * adapter_params(inp, ctx.features.lora)
     flight = in_flight(i, inp) if layers is not None else None
     act, recompute = _activations(i, layers, flight, ctx)
     backward = ctx.terms.backward_mib if ctx.terms else None
     ce = (ctx.terms.cross_entropy_mib if ctx.terms else None) if last else 0.0
     used, actual = _totals((weights, grads_opt, act, recompute, backward, ce))
+    floor = _floor(weights, grads_opt, ctx)
     return StageEstimate(
         stage=i,
         layers=layers,
@@ -61,7 +72,8 @@ def stage(i: int, ctx: Context) -> StageEstimate:
         used_mib=used,
         actual_mib=actual,
         headroom_pct=None if actual is None else (ctx.budget - actual) / ctx.budget * 100,
-        verdict=_verdict(actual, ctx.budget),
+        verdict=_verdict(actual, floor, ctx),
+        floor_actual_mib=floor,
     )
 
 
@@ -74,11 +86,30 @@ def _stage_params(
     return layers * per_layer + embed + head
 
 
-def _states_mib(params: int | None, states: StateBytes | None) -> tuple[float | None, float | None]:
-    """(weights, gradients + optimizer) in MiB."""
-    if params is None or states is None:
+def _states_mib(
+    layers: int | None, params: int | None, embed: int | None, head: int | None, ctx: Context
+) -> tuple[float | None, float | None]:
+    """(weights, gradients + optimizer) in MiB; with LoRA the frozen base holds weights only."""
+    states, lora = ctx.states, ctx.features.lora
+    if params is None or states is None or layers is None:
         return None, None
-    return params * states.weights / MIB, params * (states.gradients + states.optimizer) / MIB
+    t = states.trainable
+    if lora is None or states.frozen_weight is None:
+        return params * t.weights / MIB, params * (t.gradients + t.optimizer) / MIB
+    linear = layers * (linear_params(ctx.inp) or 0)
+    other = params - linear
+    frozen_linear = states.frozen_linear or states.frozen_weight
+    adapters = layers * adapter_params(ctx.inp, lora)
+    weights = linear * frozen_linear + other * states.frozen_weight + adapters * t.weights
+    return weights / MIB, adapters * (t.gradients + t.optimizer) / MIB
+
+
+def _floor(weights: float | None, grads_opt: float | None, ctx: Context) -> float | None:
+    """With batches padded to their longest sample: the model states alone, the least a
+    stage needs whatever the sequence lengths (x fragmentation)."""
+    if not ctx.features.dynamic_seq or weights is None or grads_opt is None:
+        return None
+    return (weights + grads_opt) * FRAGMENTATION
 
 
 def _activations(
@@ -108,10 +139,16 @@ def _totals(parts: tuple[float | None, ...]) -> tuple[float | None, float | None
     return used, used * FRAGMENTATION
 
 
-def _verdict(actual: float | None, budget: float) -> str:
-    """MEM-01: over above the budget, tight above 95 % of it."""
+def _verdict(actual: float | None, floor: float | None, ctx: Context) -> str:
+    """MEM-01: over above the budget, tight above 95 % of it; no verdict for what is not
+    modelled; with varying sequence lengths, over only if the model states alone are."""
+    budget = ctx.budget
+    if ctx.features.gaps:
+        return "not estimated"
     if actual is None:
         return "unknown"
+    if floor is not None and actual > budget:
+        return "over" if floor > budget else "over at full length"
     if actual > budget:
         return "over"
     return "tight" if actual > TIGHT * budget else "ok"

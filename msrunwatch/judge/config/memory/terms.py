@@ -1,54 +1,12 @@
-"""Bytes per parameter, parameters per stage part, and activation bytes per layer."""
+"""Parameters per stage part (LoRA adapters too), and activation bytes per layer."""
 
 from __future__ import annotations
 
-from msrunwatch.judge.config.memory.inputs import Inputs, number
+from msrunwatch.judge.config.memory.features import LoRA
+from msrunwatch.judge.config.memory.inputs import Inputs
 from msrunwatch.judge.config.memory.layout import ceil_div
 from msrunwatch.judge.config.memory.notes import Notes
-from msrunwatch.judge.config.memory.result import MIB, LayerTerms, StateBytes
-from msrunwatch.read.config.model import TrainingConfig
-
-# --- model states ----------------------------------------------------------------------
-
-_MEGATRON_BYTES = {"bf16": (2.0, 4.0, 12.0), "fp16": (2.0, 2.0, 12.0), "fp32": (4.0, 4.0, 8.0)}
-"""(weights, gradients, optimizer) per parameter; the optimizer part is what ZeRO-1 shards."""
-_MEGATRON_WHY = {
-    "bf16": "18 B/param: bf16 params 2 + fp32 main grads 4 + fp32 master 4 + Adam m,v 8",
-    "fp16": "16 B/param: fp16 params 2 + fp16 grads 2 + fp32 master 4 + Adam m,v 8",
-    "fp32": "16 B/param: fp32 params 4 + fp32 grads 4 + Adam m,v 8",
-}
-
-
-def state_bytes(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> StateBytes:
-    """Bytes per parameter by framework, with the sharding the optimizer gets."""
-    if inp.framework == "mindformers":
-        return _mindformers_states(cfg, inp, notes)
-    weights, grads, optimizer = _MEGATRON_BYTES[inp.dtype]
-    notes.assume(_MEGATRON_WHY[inp.dtype])
-    if not inp.distributed_optimizer:
-        return StateBytes(weights, grads, optimizer)
-    shard = inp.dp * inp.cp
-    states = StateBytes(weights, grads, optimizer / shard)
-    notes.assume(
-        f"distributed optimizer: master + Adam sharded over dp*cp = {shard} "
-        f"-> {states.total:g} B/param"
-    )
-    return states
-
-
-def _mindformers_states(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> StateBytes:
-    """MindFormers graph mode: 16 B/param, an explicit assumption nobody has measured."""
-    notes.assume(
-        "MindFormers graph mode: 16 B/param = fp32 params 4 + accu_grads 4 + AdamW m,v 8 "
-        "(unvalidated)"
-    )
-    if not inp.distributed_optimizer:
-        return StateBytes(4.0, 4.0, 8.0)
-    size = number(cfg, "optimizer_shard_size", notes)
-    shard = min(int(size), inp.dp) if size is not None and size >= 1 else inp.dp
-    notes.assume(f"parallel optimizer: params and AdamW states sliced by {shard} (unvalidated)")
-    return StateBytes(4.0 / shard, 4.0, 8.0 / shard)
-
+from msrunwatch.judge.config.memory.result import MIB, LayerTerms
 
 # --- parameters ------------------------------------------------------------------------
 
@@ -64,13 +22,35 @@ def _shape(inp: Inputs) -> tuple[int, int, int, int, int] | None:
 
 def layer_params(inp: Inputs) -> int | None:
     """One layer's parameters on a rank: TP-sharded matrices, replicated RMSNorms."""
+    linear = linear_params(inp)
+    return None if linear is None or inp.hidden is None else linear + 2 * inp.hidden
+
+
+def linear_params(inp: Inputs) -> int | None:
+    """One layer's linear weights on a rank (what QLoRA quantizes)."""
     shape = _shape(inp)
     if shape is None:
         return None
     h, a, g, d, f = shape
     qkv = h * (a * d + 2 * g * d) + ((a * d + 2 * g * d) if inp.qkv_bias else 0)
     sharded = qkv + a * d * h + (3 if inp.swiglu else 2) * h * f
-    return ceil_div(sharded, inp.tp) + 2 * h
+    return ceil_div(sharded, inp.tp)
+
+
+def adapter_params(inp: Inputs, lora: LoRA | None) -> int:
+    """One layer's LoRA adapters on a rank: r x (in + out) per adapted linear, unsharded (an
+    upper bound: Megatron's LoRA shards one of the two matrices by TP)."""
+    shape = _shape(inp)
+    if lora is None or shape is None:
+        return 0
+    h, a, g, d, f = shape
+    sizes = {
+        "qkv": (h, a * d + 2 * g * d),
+        "proj": (a * d, h),
+        "fc1": (h, (2 if inp.swiglu else 1) * f),
+        "fc2": (f, h),
+    }
+    return sum(lora.rank * (i + o) for part, (i, o) in sizes.items() if part in lora.parts)
 
 
 def embedding_params(inp: Inputs) -> int | None:
@@ -100,18 +80,35 @@ def layer_terms(inp: Inputs, notes: Notes) -> LayerTerms | None:
     h, a, g, d, f = shape
     tokens = inp.seq / inp.cp * inp.mbs
     sp_div = inp.tp if inp.sp else 1
-    mlp = (6 if inp.swiglu else 4) * f / inp.tp
+    mlp, act_fn = _mlp(inp, f)
     core = _attention_core(inp, a, notes)
-    kept = (8 * h + 8) / sp_div + (4 * a * d + 4 * g * d) / inp.tp + mlp + core
+    masks = 2 * h if inp.hidden_dropout > 0 else 0
+    kept = (8 * h + 8 + masks) / sp_div + (4 * a * d + 4 * g * d) / inp.tp + mlp + core
+    freed = act_fn if inp.act_recompute else 0.0
     ce = None if inp.vocab is None else 6 * tokens * inp.vocab / inp.tp / MIB
     _note_activation_assumptions(inp, notes)
+    grads = (6 if inp.swiglu else 4) * f / inp.tp
     return LayerTerms(
-        layer_mib=tokens * kept / MIB,
-        selective_mib=tokens * (kept - core) / MIB,
+        layer_mib=tokens * (kept - freed) / MIB,
+        selective_mib=tokens * (kept - core - freed) / MIB,
         checkpoint_mib=tokens * 2 * h / sp_div / MIB,
-        backward_mib=tokens * (mlp + 2 * h) / MIB,
+        backward_mib=tokens * (grads + 2 * h) / MIB,
         cross_entropy_mib=ce,
+        act_fn_mib=tokens * act_fn / MIB,
     )
+
+
+def _mlp(inp: Inputs, f: int) -> tuple[float, float]:
+    """(bytes per token the MLP keeps, of which the activation function's output) on a rank.
+
+    Fused SwiGLU keeps its 2f-wide input (4f B) and its output, the fc2 input (2f); unfused,
+    silu's output (2f) is kept for the product's backward too. GeLU: its input and output.
+    """
+    if not inp.swiglu:
+        return 4 * f / inp.tp, 2 * f / inp.tp
+    if inp.fused_swiglu:
+        return 6 * f / inp.tp, 2 * f / inp.tp
+    return 8 * f / inp.tp, 4 * f / inp.tp
 
 
 def _lack_activation_inputs(inp: Inputs, notes: Notes) -> None:
@@ -135,15 +132,26 @@ def _attention_core(inp: Inputs, heads: int, notes: Notes) -> float:
             "64*a B/token/layer"
         )
         return 64 * heads / inp.tp
-    notes.assume("no flash attention: the paper's 5*a*s^2*b/t attention term per layer")
-    return 5 * heads * (inp.seq or 0) / inp.cp / inp.tp
+    # the softmax output (2 B, for its own backward and the values product); with attention
+    # dropout also its 1-byte mask and its output (2 B): the paper's 5
+    per = 5 if inp.attention_dropout > 0 else 2
+    notes.assume(f"no flash attention: the paper's {per}*a*s^2*b/t attention term per layer")
+    return per * heads * (inp.seq or 0) / inp.cp / inp.tp
 
 
 def _note_activation_assumptions(inp: Inputs, notes: Notes) -> None:
     """The assumptions behind every activation number, written once."""
-    notes.assume("dropout 0: no masks kept (+2*s*b*h/t bytes per layer with the paper's two)")
-    mlp = "fused SwiGLU" if inp.swiglu else "GeLU MLP"
+    if inp.hidden_dropout > 0:
+        notes.assume(f"hidden dropout {inp.hidden_dropout:g}: two 1-byte masks, 2*s*b*h per layer")
+    else:
+        notes.assume("hidden dropout 0: no masks kept (+2*s*b*h per layer with the paper's two)")
+    if inp.swiglu:
+        mlp = "fused SwiGLU" if inp.fused_swiglu else "unfused SwiGLU (silu and mul kept apart)"
+    else:
+        mlp = "GeLU MLP"
     notes.assume(f"RMSNorm, RoPE, {mlp}; per-layer formula of config-rules c.1")
+    if inp.act_recompute:
+        notes.assume("--recompute-activation-function: the activation output freed in every layer")
     if inp.sp:
         notes.assume("sequence parallel on: norm region and layer input sharded by tp")
     if inp.cp > 1:

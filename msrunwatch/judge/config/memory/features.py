@@ -1,0 +1,111 @@
+"""What a config uses that changes its memory: modelled features, and those that are not.
+
+The estimate gives a memory verdict only for what it models. Anything else a config turns on
+that moves memory (activation swap, an offloaded optimizer, FSDP, FP8...) is listed as
+`not estimated: <feature>`, and the stages get no verdict: a confident wrong number is worse
+than none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from msrunwatch.read.config.entry import job_of_run_mode
+from msrunwatch.read.config.model import TrainingConfig
+
+UNMODELLED: tuple[tuple[str, str], ...] = (
+    ("swap_attention", "MindSpeed --swap-attention (activations swapped to host)"),
+    ("swap_optimizer", "MindSpeed --swap-optimizer (optimizer states swapped to host)"),
+    ("moe_zero_memory", "MindSpeed --moe-zero-memory"),
+    ("fsdp", "FSDP (parameters, gradients and states sharded over data parallel)"),
+    ("optimizer_offload", "--optimizer-cpu-offload (optimizer states on the host)"),
+    ("fp8", "FP8 training (--fp8-format)"),
+    ("mtp_layers", "multi-token prediction layers (--mtp-num-layers)"),
+    ("noop_layers", "MindSpeed-LLM --noop-layers"),
+    ("swap", "MindFormers swap_config (activations swapped to host)"),
+    ("config_file", "a trainer configured by a YAML file the script passes (FSDP2, MindSpeed-MM)"),
+)
+"""Setting -> the feature it turns on, which the estimate does not model."""
+
+LORA_MODULES: dict[str, tuple[str, ...]] = {
+    "qkv": ("linear_qkv", "query_key_value", "wq", "wk", "wv", "q_proj", "k_proj", "v_proj"),
+    "proj": ("linear_proj", "dense", "wo", "o_proj"),
+    "fc1": ("linear_fc1", "dense_h_to_4h", "w1", "w3", "gate_proj", "up_proj"),
+    "fc2": ("linear_fc2", "dense_4h_to_h", "w2", "down_proj"),
+}
+"""LoRA target names (Megatron, MindSpeed-LLM, MindFormers, Hugging Face) -> layer part."""
+
+
+@dataclass(frozen=True)
+class LoRA:
+    """Parameter-efficient fine-tuning: a frozen base and small trainable adapters."""
+
+    rank: int
+    parts: tuple[str, ...]
+    """Which linear layers carry adapters: qkv, proj, fc1, fc2."""
+    quantized: bool
+    """QLoRA: the frozen base linear weights are 4-bit."""
+
+
+@dataclass(frozen=True)
+class Features:
+    """Memory-relevant features of one config."""
+
+    job: str
+    lora: LoRA | None
+    dynamic_seq: bool
+    """Batches are padded to their longest sample, not to seq_length: a range, not a point."""
+    gaps: tuple[str, ...]
+    """`not estimated: <feature>` for each unmodelled feature in use."""
+
+
+def _on(value: object) -> bool:
+    return value is True or (isinstance(value, str) and bool(value.strip()))
+
+
+def job_of(cfg: TrainingConfig) -> str:
+    """train, predict, eval or unknown."""
+    job = cfg.get("job")
+    if isinstance(job, str) and job:
+        return job
+    return job_of_run_mode(cfg.get("run_mode"))
+
+
+def _lora(cfg: TrainingConfig) -> LoRA | None:
+    rank = cfg.get("lora_r")
+    pet = str(cfg.get("pet_type") or "").lower()
+    if not isinstance(rank, int) and "lora" not in pet:
+        return None
+    targets = cfg.get("lora_target_modules")
+    words = (
+        (" ".join(targets) if isinstance(targets, list) else str(targets or ""))
+        .replace("|", " ")
+        .replace(".*", " ")
+    )
+    names = set(words.replace(",", " ").split())
+    parts = tuple(p for p, aliases in LORA_MODULES.items() if names & set(aliases))
+    return LoRA(
+        rank=rank if isinstance(rank, int) and rank > 0 else 16,
+        parts=parts or tuple(LORA_MODULES),
+        quantized=cfg.get("qlora") is True,
+    )
+
+
+def _unmodelled(cfg: TrainingConfig) -> list[str]:
+    gaps = [f"not estimated: {what}" for name, what in UNMODELLED if _on(cfg.get(name))]
+    if cfg.get("recompute_activation_function") is True and cfg.get("recompute_granularity"):
+        gaps.append("not estimated: activation-function recompute together with recompute")
+    select = cfg.get("select_recompute")
+    if isinstance(select, dict) and select:
+        gaps.append("not estimated: select_recompute by operator pattern")
+    return gaps
+
+
+def features(cfg: TrainingConfig) -> Features:
+    """The memory-relevant features of cfg."""
+    job = job_of(cfg)
+    gaps = _unmodelled(cfg)
+    if job in ("predict", "eval"):
+        gaps.insert(0, f"not estimated: {job} job (the estimate models training)")
+    dynamic = bool(cfg.get("variable_seq_lengths") or cfg.get("no_pad_to_seq_lengths"))
+    return Features(job, _lora(cfg), dynamic, tuple(gaps))

@@ -1,0 +1,105 @@
+"""Bytes each parameter costs on a rank: weights, gradients and optimizer states.
+
+Megatron (and MindSpeed): bf16 weights 2 + fp32 main gradients 4 + fp32 master 4 + Adam 8 =
+18 B (Megatron's theoretical_memory_usage.py); the distributed optimizer shards the master and
+Adam over dp x cp (ZeRO-1: 6 + 12/N, the ZeRO paper's "P_os"); --reuse-fp32-param keeps the bf16
+weights inside the fp32 master (MindSpeed: saves 2 B per parameter, 2/N with the distributed
+optimizer). MindFormers graph mode: weights in param_init_type, AdamW's m and v in fp32, and a
+gradient accumulation copy of the weights only where a pipeline (or gradient accumulation) cell
+keeps one; the parallel optimizer slices weights and states over the ranks that replicate them.
+LoRA: the frozen base keeps its weights only (QLoRA: 4-bit), the adapters cost the full amount.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from msrunwatch.judge.config.memory.inputs import Inputs, number
+from msrunwatch.judge.config.memory.notes import Notes
+from msrunwatch.judge.config.memory.result import StateBytes
+from msrunwatch.read.config.model import TrainingConfig
+
+MEGATRON_BYTES = {"bf16": (2.0, 4.0, 12.0), "fp16": (2.0, 2.0, 12.0), "fp32": (4.0, 4.0, 8.0)}
+"""(weights, gradients, optimizer) per parameter; the optimizer part is what ZeRO-1 shards."""
+MEGATRON_WHY = {
+    "bf16": "18 B/param: bf16 params 2 + fp32 main grads 4 + fp32 master 4 + Adam m,v 8",
+    "fp16": "16 B/param: fp16 params 2 + fp16 grads 2 + fp32 master 4 + Adam m,v 8",
+    "fp32": "16 B/param: fp32 params 4 + fp32 grads 4 + Adam m,v 8",
+}
+NF4_BYTES = 0.5 + 4 / 64
+"""A 4-bit QLoRA weight with one fp32 scale per 64-weight block."""
+
+
+@dataclass(frozen=True)
+class States:
+    """Bytes per trainable parameter, and per frozen one (LoRA's base), on one rank."""
+
+    trainable: StateBytes
+    frozen_weight: float | None = None
+    """LoRA: a frozen base parameter's bytes (its weight alone); None without LoRA."""
+    frozen_linear: float | None = None
+    """QLoRA: a frozen base linear weight's bytes (4-bit); else as frozen_weight."""
+
+
+def states(cfg: TrainingConfig, inp: Inputs, lora: bool, qlora: bool, notes: Notes) -> States:
+    """The bytes per parameter for this config."""
+    if inp.framework == "mindformers":
+        trainable, weight = _mindformers(cfg, inp, notes)
+    else:
+        trainable, weight = _megatron(inp, notes), MEGATRON_BYTES[inp.dtype][0]
+    if not lora:
+        return States(trainable)
+    notes.assume(f"LoRA: frozen base weights {weight:g} B/param, no gradients or optimizer states")
+    linear = weight
+    if qlora:
+        linear = NF4_BYTES
+        notes.assume(f"QLoRA: frozen base linear weights 4-bit, {NF4_BYTES:g} B/param with scales")
+    return States(trainable, weight, linear)
+
+
+def _megatron(inp: Inputs, notes: Notes) -> StateBytes:
+    weights, grads, optimizer = MEGATRON_BYTES[inp.dtype]
+    notes.assume(MEGATRON_WHY[inp.dtype])
+    if inp.reuse_fp32 and inp.dtype == "bf16":
+        optimizer -= weights
+        notes.assume("--reuse-fp32-param: bf16 weights kept inside the fp32 master, -2 B/param")
+    if not inp.distributed_optimizer:
+        return StateBytes(weights, grads, optimizer)
+    shard = inp.dp * inp.cp
+    out = StateBytes(weights, grads, optimizer / shard)
+    notes.assume(
+        f"distributed optimizer: master + Adam sharded over dp*cp = {shard} "
+        f"-> {out.total:g} B/param"
+    )
+    return out
+
+
+def _mindformers(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> tuple[StateBytes, float]:
+    """MindFormers graph mode (unvalidated): weights in param_init_type, AdamW fp32 m and v,
+    accu_grads only in a pipeline or gradient-accumulation cell."""
+    weight = 4.0 if inp.dtype == "fp32" else 2.0
+    steps = number(cfg, "gradient_accumulation_steps", notes)
+    accu = weight if inp.pp > 1 or (steps is not None and steps > 1) else 0.0
+    why = "pipeline cell accu_grads" if inp.pp > 1 else "gradient accumulation accu_grads"
+    notes.assume(
+        f"MindFormers graph mode: {inp.dtype} params {weight:g} + AdamW m,v 8"
+        + (f" + {why} {accu:g}" if accu else " (no accu_grads without pipeline or accumulation)")
+        + " B/param (unvalidated)"
+    )
+    if not inp.distributed_optimizer:
+        return StateBytes(weight, accu, 8.0), weight
+    shard = _shard(cfg, inp, notes)
+    sliced = cfg.get("gradient_accumulation_shard") is True
+    notes.assume(
+        f"parallel optimizer: params and AdamW states sliced by {shard}"
+        + (" (accu_grads too)" if sliced and accu else "")
+    )
+    return StateBytes(weight / shard, accu / shard if sliced else accu, 8.0 / shard), weight
+
+
+def _shard(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> int:
+    """The ranks the parallel optimizer slices over: every replica (dp x cp), at most the
+    optimizer_weight_shard_size."""
+    group = inp.dp * inp.cp
+    size = number(cfg, "optimizer_shard_size", notes)
+    return min(int(size), group) if size is not None and size > 1 else group
