@@ -135,6 +135,19 @@ class Extractor:
         if kind == "text" and not facts and self._no_news(text):
             self._remember_inert(text)
 
+    def at_rest(self) -> bool:
+        """No record is open that a quiet line (see read.quiet) would continue: no
+        traceback's frames, no bare exception waiting for its body."""
+        return self._traceback.state != "frames" and self._deferred is None
+
+    def quiet_lines(self, count: int, last: int) -> None:
+        """`count` quiet lines were passed over, the last of them line `last`, the reader at
+        rest: what reading them would have done. A line that does not follow the one read
+        before it ends the record (see _unprefixed); ending it twice is ending it once."""
+        if last - self._last_line != count:
+            self._new_record()
+        self._last_line = last
+
     def _no_news(self, text: str) -> bool:
         """The line changed nothing but the record it is in (no rule fired, no traceback
         began or ended): the same text later can skip the reading (real logs print the

@@ -220,6 +220,12 @@ class AnyOf:
         self._exact = re.compile(trie_pattern(exact | set(self._prefixes)))
         self._folded = re.compile(trie_pattern(folded), re.IGNORECASE) if folded else None
 
+    def literals(self) -> set[tuple[str, bool]]:
+        """Every literal this scan looks for, with whether its case is ignored."""
+        exact = {(n, False) for s in self._shapes if not s.ignore_case for n in s.needs}
+        folded = {(n, True) for s in self._shapes if s.ignore_case for n in s.needs}
+        return exact | folded | {(p, False) for p in self._prefixes}
+
     def could_match(self, text: str) -> bool:
         if self._exact is None:
             self._compile()

@@ -9,10 +9,13 @@ triage and the appended bytes by the live watcher.
 
 from __future__ import annotations
 
+import bisect
+
 from msrunwatch.read import patterns as P
 from msrunwatch.read.around import Around, header_time, time_before
 from msrunwatch.read.extract import Extractor
 from msrunwatch.read.facts import FileFacts, FileRole
+from msrunwatch.read.quiet import quiet_lines
 from msrunwatch.rules.matcher import LineMatcher
 
 HEAD = 4096
@@ -40,6 +43,9 @@ class FileScanner:
         self._all_lines = role in (FileRole.CONSOLE, FileRole.MSRUN, FileRole.SCHEDULER)
         self._carry = b""
         self._lines = 0
+        self._quiet = quiet_lines(matcher)
+        self._at = (0, 1)
+        """While a block is read: lines before the last one counted, and where it starts."""
         self._cr = cr
         """Lines end in a lone CR (None: not known yet, see line_break_is_cr)."""
         self._skipping = False
@@ -154,22 +160,32 @@ class FileScanner:
             self._lines -= 1
             self._skipping = True
 
-    def _starts(self, buf: bytes, end: int) -> tuple[list[int], list[int]]:
-        """Start offsets (in buf) of the lines worth parsing, in order, and of the
-        LossMonitor lines among them (read in bulk: see _progress_starts)."""
+    def _starts(self, buf: bytes, end: int) -> tuple[list[int], list[int], list[int]]:
+        """Start offsets (in buf) of the lines worth parsing, in order, of the LossMonitor
+        lines among them (read in bulk: see _progress_starts), and of the quiet lines (see
+        read.quiet), which need reading only inside a record."""
         if self._all_lines:
-            return [m.start() + 1 for m in P.ANY_LINE.finditer(buf, 0, end)], []
+            return [m.start() + 1 for m in P.ANY_LINE.finditer(buf, 0, end)], [], []
         starts: list[int] = []
         epochs: list[int] = []
+        quiet: list[int] = []
+        is_quiet = self._quiet.quiet if self._quiet.pattern is not None else None
         for m in P.CANDIDATE_LINE.finditer(buf, 0, end):
-            (epochs if P.BULK_LINE.match(buf, m.start()) else starts).append(m.start() + 1)
+            if P.BULK_LINE.match(buf, m.start()):
+                epochs.append(m.start() + 1)
+            elif is_quiet is not None and is_quiet(m[0][1:]):
+                quiet.append(m.start() + 1)
+            else:
+                starts.append(m.start() + 1)
         extra: set[int] = set()
         for marker in P.INFO_MARKERS:
             for m in marker.finditer(buf, 0, end):
                 extra.add(buf.rfind(b"\n", 0, m.start()) + 1)
         if extra:
             starts = sorted(extra.union(starts))
-        return starts, epochs
+            if quiet:
+                quiet = [s for s in quiet if s not in extra]
+        return starts, epochs, quiet
 
     def _progress_starts(self, buf: bytes, starts: list[int]) -> list[int]:
         """Starts of the LossMonitor lines to parse; the others are only counted, and their
@@ -189,28 +205,54 @@ class FileScanner:
         self.extractor.new_block()
         if not self.extractor.first_time_known:
             self.extractor.note_first_time(first_header_time(buf, 0, end))
-        starts, epochs = self._starts(buf, end)
+        starts, epochs, quiet = self._starts(buf, end)
         bulk = self._progress_starts(buf, epochs)
         if bulk:
             starts = sorted([*starts, *bulk])
         chosen = set(bulk)
-        lineno, counted = self._lines, 1
+        self._at = self._lines, 1
+        q = 0
         for start in starts:
-            lineno += buf.count(b"\n", counted, start)
-            counted = start
-            stop = buf.find(b"\n", start, end + 1)
-            raw = buf[start : stop if stop != -1 else end]
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-            text = self._decode(raw)
-            if start in chosen:
-                self.extractor.progress_line(text, lineno + 1, Around(buf, start))
-            else:
-                offset = self._offset + start - 1
-                self.extractor.line(text, lineno + 1, offset, Around(buf, start))
+            if q < len(quiet) and quiet[q] < start:
+                q = self._pass_quiet(buf, end, quiet, q, bisect.bisect_left(quiet, start, q))
+            self._read(buf, end, start, start in chosen)
+        if q < len(quiet):
+            self._pass_quiet(buf, end, quiet, q, len(quiet))
+        lineno, counted = self._at
         self._lines = lineno + buf.count(b"\n", counted, end + 1)
         self._settle(buf, end)
         self.extractor.block_time = self._block_end_time(buf, end) or self.extractor.block_time
+
+    def _pass_quiet(self, buf: bytes, end: int, quiet: list[int], first: int, stop: int) -> int:
+        """Pass over the quiet lines quiet[first:stop] (no other line chosen between them):
+        read them while a record is open, then count the rest in one go."""
+        extractor = self.extractor
+        for i in range(first, stop):
+            if extractor.at_rest():
+                lineno, counted = self._at
+                last = quiet[stop - 1]
+                lineno += buf.count(b"\n", counted, last)
+                self._at = lineno, last
+                extractor.quiet_lines(stop - i, lineno + 1)
+                break
+            self._read(buf, end, quiet[i], False)
+        return stop
+
+    def _read(self, buf: bytes, end: int, start: int, progress: bool) -> None:
+        """Parse the line starting at buf[start]."""
+        lineno, counted = self._at
+        lineno += buf.count(b"\n", counted, start)
+        self._at = lineno, start
+        stop = buf.find(b"\n", start, end + 1)
+        raw = buf[start : stop if stop != -1 else end]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        text = self._decode(raw)
+        if progress:
+            self.extractor.progress_line(text, lineno + 1, Around(buf, start))
+        else:
+            offset = self._offset + start - 1
+            self.extractor.line(text, lineno + 1, offset, Around(buf, start))
 
     def _decode(self, raw: bytes) -> str:
         """UTF-8; a line that is not is tried as GB18030 (GBK's superset, what Chinese

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ import regex
 from msrunwatch.core.numbers import to_float, to_int
 from msrunwatch.rules.budget import Abandoned, Budget
 from msrunwatch.rules.model import Rule, Scope
-from msrunwatch.rules.prefilter import Prefilter
+from msrunwatch.rules.prefilter import Prefilter, capture_literals
 from msrunwatch.rules.tables import OVERRIDES
 from msrunwatch.rules.template import fingerprint, render
 
@@ -42,6 +43,24 @@ class LineMatcher:
         self.gave_up = False
         """A rule was abandoned on the last line matched: its result is not the line's own
         (the reader must not reuse it for a repeat of the line)."""
+
+    def text_needs(self) -> tuple[frozenset[tuple[str, bool]], list[re.Pattern[str]]] | None:
+        """What a line read as plain text (no GLOG level, not ending a traceback, no frame)
+        must contain for a rule to be tried on it and hold: one of the literals (with
+        whether case is ignored) or a match of one of the gates; None when that cannot be
+        told (a rule tried on every line whose condition could hold on any text).
+
+        A rule tried on every line counts when its `when` is false on such a line with
+        none of its captures: then a capture it names must have taken part in the match,
+        and that capture's literals are what the line needs."""
+        literals = set(self._prefilter.literals)
+        for index in self._prefilter.always:
+            rule = self.rules[index]
+            needs = _capture_needs(rule)
+            if needs is None:
+                return None
+            literals.update(needs)
+        return frozenset(literals), self._prefilter.gates
 
     def fallback_level(self, rule_id: str) -> int:
         """How readily a rule yields to others on the same record (0: never)."""
@@ -114,6 +133,38 @@ class LineMatcher:
             return None
         finally:
             self.budget.charge(rule.id, time.perf_counter() - began)
+
+
+def _capture_needs(rule: Rule) -> set[tuple[str, bool]] | None:
+    """Literals one of which a plain-text line needs for a rule tried on every line to hold
+    (see LineMatcher.text_needs), or None."""
+    when = rule.when
+    if when is None or rule.lookup is not None or rule.pattern is None:
+        return None
+    line = {"level", "kind", "frame"}
+    groups = _groups(rule.pattern)
+    if groups & {*line, "text"} or not when.names <= line | groups:
+        return None  # the line's text, a capture shadowing a line variable, an unknown name
+    try:
+        holds = when.truth({"level": "", "kind": "text", "frame": None})
+    except Exception:
+        return None
+    if holds:
+        return None
+    needs: set[tuple[str, bool]] = set()
+    for name in when.names - line:
+        found = capture_literals(rule.pattern, name)
+        if found is None:
+            return None
+        needs.update((literal, found[1]) for literal in found[0])
+    return needs
+
+
+def _groups(pattern: str) -> set[str]:
+    try:
+        return set(regex.compile(pattern, regex.VERSION1).groupindex)
+    except regex.error:
+        return set()
 
 
 def capture_value(text: str) -> int | float | str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from re import _constants as C  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 
@@ -194,8 +194,9 @@ def _flatten(tree: Sequence[tuple[object, object]]) -> list[tuple[object, object
     return flat
 
 
-def trie_pattern(words: Iterable[str]) -> str:
-    """An alternation of words shaped as a trie, so each position costs one branch."""
+def trie_pattern(words: Iterable[str], escape: Callable[[str], str] = re.escape) -> str:
+    """An alternation of words shaped as a trie, so each position costs one branch;
+    `escape` turns a character into the regex that matches it."""
     trie: dict[str, dict] = {}  # type: ignore[type-arg]
     for word in words:
         node = trie
@@ -205,7 +206,7 @@ def trie_pattern(words: Iterable[str]) -> str:
 
     def build(node: dict) -> str:  # type: ignore[type-arg]
         ends = "" in node
-        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        alts = [escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
         if not alts:
             return ""
         body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
@@ -300,6 +301,18 @@ class Prefilter:
         }
         self._hidden: dict[tuple[str, bool], list[int]] = {}
         self._memo: dict[str, frozenset[int]] = {}
+        self.literals = frozenset(by_literal)
+        """Every required literal, with whether its case is ignored."""
+
+    @property
+    def always(self) -> list[int]:
+        """Indexes of the rules tried on every line (no literal, no gate)."""
+        return list(self._always)
+
+    @property
+    def gates(self) -> list[re.Pattern[str]]:
+        """The gates of the rules without a literal: one of them is in every line they match."""
+        return [gate for _, gates in self._gated for gate in gates]
 
     @staticmethod
     def _compile(keys: list[str], fold: bool) -> re.Pattern[str] | None:
@@ -349,3 +362,46 @@ class Prefilter:
             if any(gate.search(line) for gate in gates):
                 found.add(index)
         return sorted(found)
+
+
+def capture_literals(pattern: str, name: str) -> tuple[Requirement, bool] | None:
+    """Literals one of which every participating match of capture `name` contains, and
+    whether case is ignored; None when the pattern or the group has none that can be told
+    (a scoped flag on the way to the group included)."""
+    try:
+        tree = _parser.parse(pattern)
+    except Exception:
+        return None
+    index = tree.state.groupdict.get(name)
+    group = None if index is None else _group(tree, index)
+    if group is None:
+        return None
+    requirement = tuple(literal[:MAX_LITERAL] for literal in _best(group))
+    if not requirement:
+        return None
+    ignore_case = bool(tree.state.flags & re.IGNORECASE)
+    if ignore_case:
+        requirement = tuple(x.lower() for x in requirement)
+    return requirement, ignore_case
+
+
+def _group(tree: object, index: int) -> Sequence[tuple[object, object]] | None:
+    """The body of capture group `index`, unless a scoped flag lies on the way to it."""
+    items = tree if isinstance(tree, list | tuple) else getattr(tree, "data", None)
+    if items is None:
+        return None
+    for item in items:
+        if isinstance(item, tuple) and len(item) == 2 and item[0] is C.SUBPATTERN:
+            group, add, remove, body = item[1]
+            if add or remove:
+                continue  # a scoped flag: its groups are not looked into
+            if group == index:
+                return body  # type: ignore[no-any-return]
+            found = _group(body, index)
+        elif isinstance(item, list | tuple) or hasattr(item, "data"):
+            found = _group(item, index)
+        else:
+            continue
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,91 @@
+"""Lines that can change nothing, told apart in bulk: most of what a log prints.
+
+A line without a GLOG header that holds none of the literals the extractor looks for in
+such a line (PLAIN_FACTS, a traceback's start, a chained exception's header), none of the
+rules' literals or gates, and no non-ASCII byte, changes nothing when it is read outside a
+multi-line record (a traceback's frames, a bare exception waiting for its body): it only
+counts, for line numbers and for whether the next line follows it directly. Such a line is
+recognised on its bytes, by one regex, and the answer is remembered per line; the scanner
+then passes over runs of them without decoding or parsing them (see FileScanner).
+"""
+
+from __future__ import annotations
+
+import re
+
+from msrunwatch.read import patterns as P
+from msrunwatch.read.traceback import CHAINED, START
+from msrunwatch.rules.matcher import LineMatcher
+from msrunwatch.rules.prefilter import trie_pattern
+
+MEMO = 8192
+"""Lines whose answer is remembered; real logs repeat a few hundred prints."""
+MEMO_LINE = 1024
+"""Only lines up to this long are remembered: the memo holds 8 MiB at most."""
+GLOG_START = rb"^\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V[0-9]+)\] "
+"""Every line GLOG_HEADER can match starts so: it is read as a GLOG line, never skipped."""
+UNSURE = rb"[\x80-\xff\x1c-\x1f]"
+"""A non-ASCII byte (the line may not be UTF-8, and Unicode case folding and character
+classes differ from bytes'), or an ASCII separator Python counts as white space in text but
+not in bytes: such a line is always read."""
+
+
+def _digits(ch: str) -> str:
+    """A digit of a literal may be one of a GLOG time's, masked by the rules' memo."""
+    return "[0-9]" if "0" <= ch <= "9" else re.escape(ch)
+
+
+class QuietLines:
+    """Tells, from a line's bytes, whether reading it outside a record changes nothing."""
+
+    def __init__(self, matcher: LineMatcher) -> None:
+        self._memo: dict[bytes, bool] = {}
+        self.pattern = self._build(matcher)
+        """None when a rule's needs cannot be told: then no line is quiet."""
+
+    @staticmethod
+    def _build(matcher: LineMatcher) -> re.Pattern[bytes] | None:
+        needs = matcher.text_needs()
+        if needs is None:
+            return None
+        rule_literals, gates = needs
+        literals = set(rule_literals) | P.PLAIN_FACTS.literals()
+        literals |= {(START, False)} | {(c, False) for c in CHAINED}
+        if any(fold and not word.isascii() for word, fold in literals):
+            return None  # Unicode case folding can match ASCII text with it
+        if any(not gate.pattern.isascii() for gate in gates):
+            return None
+        exact = {w for w, fold in literals if not fold and w.isascii()}
+        folded = {w.lower() for w, fold in literals if fold}
+        parts = [GLOG_START, UNSURE]
+        if exact:
+            parts.append(trie_pattern(exact, _digits).encode())
+        if folded:
+            parts.append(b"(?i:" + trie_pattern(folded, _digits).encode() + b")")
+        parts.extend(gate.pattern.encode() for gate in gates)
+        return re.compile(b"|".join(parts))
+
+    def quiet(self, line: bytes) -> bool:
+        """Whether the line (without its newline) changes nothing read outside a record."""
+        known = self._memo.get(line)
+        if known is None:
+            assert self.pattern is not None
+            known = self.pattern.search(line) is None
+            if len(line) <= MEMO_LINE:
+                if len(self._memo) >= MEMO:
+                    self._memo.clear()
+                self._memo[line] = known
+        return known
+
+
+_BY_MATCHER: dict[int, tuple[LineMatcher, QuietLines]] = {}
+
+
+def quiet_lines(matcher: LineMatcher) -> QuietLines:
+    """The QuietLines of a matcher's rules, built once per matcher (a process has one)."""
+    known = _BY_MATCHER.get(id(matcher))
+    if known is None or known[0] is not matcher:
+        if len(_BY_MATCHER) >= 4:
+            _BY_MATCHER.clear()
+        known = _BY_MATCHER[id(matcher)] = (matcher, QuietLines(matcher))
+    return known[1]
