@@ -40,6 +40,9 @@ class LineMatcher:
         self._fallback = {r.id: r.fallback for r in self.rules}
         self.budget = Budget()
         """Time spent per rule, per file and per run, and the lines given up on."""
+        self._always = frozenset(self._prefilter.always)
+        self._needs: dict[tuple[int, str, str], set[tuple[str, bool]] | None] = {}
+        """Per rule tried on every line, level and kind: what a line needs for it to hold."""
         self.gave_up = False
         """A rule was abandoned on the last line matched: its result is not the line's own
         (the reader must not reuse it for a repeat of the line)."""
@@ -55,12 +58,32 @@ class LineMatcher:
         and that capture's literals are what the line needs."""
         literals = set(self._prefilter.literals)
         for index in self._prefilter.always:
-            rule = self.rules[index]
-            needs = _capture_needs(rule)
+            needs = _capture_needs(self.rules[index], "", "text")
             if needs is None:
                 return None
             literals.update(needs)
         return frozenset(literals), self._prefilter.gates
+
+    def _may_hold(self, index: int, line: str, level: str, kind: str) -> bool:
+        """Whether a rule tried on every line can hold on this one (frame unknown): not
+        when its `when` needs a capture none of whose literals the line holds."""
+        key = (index, level, kind)
+        if key not in self._needs:
+            if len(self._needs) >= 4096:
+                self._needs.clear()
+            self._needs[key] = _capture_needs(self.rules[index], level, kind)
+        needs = self._needs[key]
+        if needs is None:
+            return True
+        if any(literal in line for literal, fold in needs if not fold):
+            return True
+        folded = [literal for literal, fold in needs if fold]
+        if not folded:
+            return False
+        if not line.isascii():  # Unicode case folding: let the pattern decide
+            return True
+        lowered = line.lower()
+        return any(literal in lowered for literal in folded)
 
     def fallback_level(self, rule_id: str) -> int:
         """How readily a rule yields to others on the same record (0: never)."""
@@ -94,6 +117,12 @@ class LineMatcher:
         found: list[LineMatch] = []
         self.gave_up = False
         for index in self._prefilter.candidates(line):
+            if (
+                index in self._always
+                and frame is None
+                and not self._may_hold(index, line, level, kind)
+            ):
+                continue
             rule = self.rules[index]
             m = self._search(rule, line, lineno)
             if m is None:
@@ -135,9 +164,9 @@ class LineMatcher:
             self.budget.charge(rule.id, time.perf_counter() - began)
 
 
-def _capture_needs(rule: Rule) -> set[tuple[str, bool]] | None:
-    """Literals one of which a plain-text line needs for a rule tried on every line to hold
-    (see LineMatcher.text_needs), or None."""
+def _capture_needs(rule: Rule, level: str, kind: str) -> set[tuple[str, bool]] | None:
+    """Literals one of which a line of this level and kind (no frame) needs for a rule
+    tried on every line to hold (see LineMatcher.text_needs), or None: not known."""
     when = rule.when
     if when is None or rule.lookup is not None or rule.pattern is None:
         return None
@@ -146,7 +175,7 @@ def _capture_needs(rule: Rule) -> set[tuple[str, bool]] | None:
     if groups & {*line, "text"} or not when.names <= line | groups:
         return None  # the line's text, a capture shadowing a line variable, an unknown name
     try:
-        holds = when.truth({"level": "", "kind": "text", "frame": None})
+        holds = when.truth({"level": level, "kind": kind, "frame": None})
     except Exception:
         return None
     if holds:

@@ -1,15 +1,13 @@
 """Cheap pre-selection of line rules: one scan finds which rules can possibly match.
 
 Each rule's pattern is parsed to find a literal it cannot match without (or a set of
-literals one of which it needs); one trie-shaped
-pattern of all those literals runs on a line, and only the rules whose literal occurs
-(or may occur, hidden by an overlapping one) are tried with their full pattern. Rules
-without such a literal are always tried.
+literals one of which it needs); one trie-shaped pattern of all those literals runs on a
+line, stopping at every position (overlapping), and only the rules whose literal occurs
+are tried with their full pattern. Rules without such a literal are gated or always tried.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable, Iterable, Sequence
 from re import _constants as C  # type: ignore[attr-defined]
@@ -215,35 +213,6 @@ def trie_pattern(words: Iterable[str], escape: Callable[[str], str] = re.escape)
     return build(trie)
 
 
-class _Literals:
-    """The required literals of one case mode, indexed to answer "which literals can a match
-    of this one hide?" without comparing it with all of them: a scan that finds `key` skips
-    past it, so a literal is hidden when it lies inside `key`, or when it starts with what
-    `key` ends with (it begins inside the match and runs on past it)."""
-
-    def __init__(self, by_literal: dict[str, list[int]]) -> None:
-        self._rules = by_literal
-        self._sorted = sorted(by_literal)
-
-    def hidden_by(self, key: str) -> list[int]:
-        """Rule indexes whose literal a match of `key` may hide (`key`'s own included)."""
-        found: set[str] = set()
-        for start in range(len(key)):
-            rest = key[start:]
-            found.update(rest[:end] for end in range(1, len(rest) + 1) if rest[:end] in self._rules)
-            if start:
-                found.update(self._starting_with(rest))
-        return sorted({i for literal in found for i in self._rules[literal]})
-
-    def _starting_with(self, prefix: str) -> list[str]:
-        """Literals that start with prefix: one range of the sorted list."""
-        first = bisect.bisect_left(self._sorted, prefix)
-        last = first
-        while last < len(self._sorted) and self._sorted[last].startswith(prefix):
-            last += 1
-        return self._sorted[first:last]
-
-
 _TS = re.compile(r"\):(\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3}) \[")
 """A GLOG line's time, between the `):` of its process field and the `[` of its source."""
 _ZEROS = str.maketrans("123456789", "000000000")
@@ -296,7 +265,7 @@ class Prefilter:
         self._reach = max((len(k) for k, _ in touching), default=0)
         """How far from the time a literal that overlaps it can start or end."""
         self._index = {
-            fold: _Literals({k: v for (k, ci), v in by_literal.items() if ci == fold})
+            fold: {k: v for (k, ci), v in by_literal.items() if ci == fold}
             for fold in (False, True)
         }
         self._hidden: dict[tuple[str, bool], list[int]] = {}
@@ -316,17 +285,20 @@ class Prefilter:
 
     @staticmethod
     def _compile(keys: list[str], fold: bool) -> re.Pattern[str] | None:
+        """A scan that stops at every position where a literal starts (the matches overlap)
+        and captures the longest literal there: the literals it starts with are the others."""
         if not keys:
             return None
-        return re.compile(trie_pattern(keys), re.IGNORECASE if fold else 0)
+        return re.compile(f"(?=({trie_pattern(keys)}))", re.IGNORECASE if fold else 0)
 
-    def _rules_behind(self, key: str, fold: bool) -> list[int]:
-        """Rules whose literal a match of `key` may hide, worked out the first time `key`
-        occurs in a line, from the index: a few lookups per character of `key`, so a log that
-        holds all of 10,000 rules' literals costs no more than 10,000 lookups of each."""
+    def _rules_at(self, key: str, fold: bool) -> list[int]:
+        """Rules whose literal `key` starts with (the longest literal found at a position
+        holds every shorter one found there), worked out the first time `key` is found."""
         known = self._hidden.get((key, fold))
         if known is None:
-            known = self._hidden[(key, fold)] = self._index[fold].hidden_by(key)
+            index = self._index[fold]
+            rules = {i for end in range(1, len(key) + 1) for i in index.get(key[:end], ())}
+            known = self._hidden[(key, fold)] = sorted(rules)
         return known
 
     def _scan(self, line: str) -> frozenset[int]:
@@ -336,7 +308,7 @@ class Prefilter:
             if pattern is None:
                 continue
             for m in pattern.finditer(line):
-                found.update(self._rules_behind(m[0].lower() if fold else m[0], fold))
+                found.update(self._rules_at(m[1].lower() if fold else m[1], fold))
         return frozenset(found)
 
     def candidates(self, line: str) -> list[int]:
@@ -357,7 +329,7 @@ class Prefilter:
             for pattern, fold in self._touching:
                 if pattern is not None:
                     for hit in pattern.finditer(window):
-                        found.update(self._rules_behind(hit[0].lower() if fold else hit[0], fold))
+                        found.update(self._rules_at(hit[1].lower() if fold else hit[1], fold))
         for index, gates in self._gated:
             if any(gate.search(line) for gate in gates):
                 found.add(index)

@@ -1,5 +1,6 @@
-"""The prefilter answers "which rules can this literal hide?" from an index, not by comparing
-it with every literal: a log holding all of 10,000 user rules' literals took 326 s before."""
+"""The prefilter finds the rules whose literal a line holds, overlapping ones included,
+without comparing the line with every literal: a log holding all of 10,000 user rules'
+literals took 326 s before."""
 
 from __future__ import annotations
 
@@ -11,24 +12,21 @@ from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.prefilter import Prefilter
 from msrunwatch.rules.vocab import Severity
 
-
-def may_hide(outer: str, inner: str) -> bool:
-    """The definition: a match of outer hides inner when inner lies inside it, or starts
-    inside it and runs on past its end."""
-    return inner in outer or any(inner.startswith(outer[i:]) for i in range(1, len(outer)))
-
-
 WORDS = st.text(alphabet="abcAB", min_size=4, max_size=8)
 
 
-@settings(max_examples=200, deadline=None)
-@given(literals=st.lists(WORDS, min_size=1, max_size=30, unique=True), key=WORDS)
-def test_the_index_finds_exactly_the_literals_a_match_may_hide(
-    literals: list[str], key: str
+@settings(max_examples=300, deadline=None)
+@given(
+    literals=st.lists(WORDS, min_size=1, max_size=30, unique=True),
+    line=st.text(alphabet="abcAB ", max_size=60),
+)
+def test_the_rules_tried_are_exactly_those_whose_literal_is_in_the_line(
+    literals: list[str], line: str
 ) -> None:
+    """Overlapping literals included (`abca` in `abcab` hides no `cab`)."""
     prefilter = Prefilter(literals)
-    expected = sorted(i for i, literal in enumerate(literals) if may_hide(key, literal))
-    assert prefilter._rules_behind(key, False) == expected
+    expected = [i for i, literal in enumerate(literals) if literal in line]
+    assert prefilter.candidates(line) == expected
 
 
 def user_rule(index: int, word: str) -> Rule:
