@@ -90,6 +90,8 @@ CANDIDATE_LINE = re.compile(
 """Every line that is not a GLOG INFO/DEBUG line: the only lines faults are on. The
 per-step `[PROF]PreLaunchCommKernel` timing is left out too (it is not a compile stage);
 LossMonitor lines (BULK_LINE) are among them, and read in bulk (see FileScanner)."""
+NOT_CANDIDATE = re.compile(rb"\n(?:\[(?:INFO|DEBUG)\] [A-Za-z_]+\(|\[PROF\]PreLaunchCommKernel )")
+"""The lines CANDIDATE_LINE passes over: where a run of candidate lines ends."""
 LOSS_LINE_START = b"\nepoch: "
 """LossMonitor lines (`epoch: 1 step: 3, loss is 0.38`), one per step: counted in C,
 and only the last few of each block parsed."""

@@ -1,7 +1,8 @@
 """Lines that can change nothing, told apart in bulk: most of what a log prints.
 
 A line without a GLOG header that holds none of the literals the extractor looks for in
-such a line (PLAIN_FACTS, a traceback's start, a chained exception's header), none of the
+such a line (PLAIN_FACTS, a traceback's start, a chained exception's header, the INFO
+markers the scanner picks lines out by), none of the
 rules' literals or gates, and no non-ASCII byte, changes nothing when it is read outside a
 multi-line record (a traceback's frames, a bare exception waiting for its body): it only
 counts, for line numbers and for whether the next line follows it directly. Such a line is
@@ -16,7 +17,7 @@ import re
 from msrunwatch.read import patterns as P
 from msrunwatch.read.traceback import CHAINED, START
 from msrunwatch.rules.matcher import LineMatcher
-from msrunwatch.rules.prefilter import trie_pattern
+from msrunwatch.rules.prefilter import required_literals, trie_pattern
 
 MEMO = 8192
 """Lines whose answer is remembered; real logs repeat a few hundred prints."""
@@ -42,6 +43,7 @@ class QuietLines:
         self._memo: dict[bytes, bool] = {}
         self.pattern = self._build(matcher)
         """None when a rule's needs cannot be told: then no line is quiet."""
+        self._lines = None if self.pattern is None else re.compile(self.pattern.pattern, re.M)
 
     @staticmethod
     def _build(matcher: LineMatcher) -> re.Pattern[bytes] | None:
@@ -51,6 +53,11 @@ class QuietLines:
         rule_literals, gates = needs
         literals = set(rule_literals) | P.PLAIN_FACTS.literals()
         literals |= {(START, False)} | {(c, False) for c in CHAINED}
+        for marker in P.INFO_MARKERS:  # a line the scanner picks out for its marker is read
+            found = required_literals(marker.pattern.decode())
+            if found is None:
+                return None
+            literals |= {(word, found[1]) for word in found[0]}
         if any(fold and not word.isascii() for word, fold in literals):
             return None  # Unicode case folding can match ASCII text with it
         if any(not gate.pattern.isascii() for gate in gates):
@@ -64,6 +71,13 @@ class QuietLines:
             parts.append(b"(?i:" + trie_pattern(folded, _digits).encode() + b")")
         parts.extend(gate.pattern.encode() for gate in gates)
         return re.compile(b"|".join(parts))
+
+    def none_in(self, buf: bytes, start: int, stop: int) -> bool:
+        """Whether every line of buf[start:stop] is quiet (start follows a newline, stop is
+        one): the pattern run once over them, `^` at each line's start (a literal or gate
+        it finds across a newline only makes the lines read)."""
+        assert self._lines is not None
+        return self._lines.search(buf, start, stop) is None
 
     def quiet(self, line: bytes) -> bool:
         """Whether the line (without its newline) changes nothing read outside a record."""

@@ -24,6 +24,14 @@ CADENCE_INTERVALS = 16
 """Positive intervals between progress lines the cadence is the median of."""
 MAX_LINE = 1 << 20
 """A line longer than this is cut: a runaway line must not hold the whole file."""
+RUN_LINES = 64
+"""Quiet lines in a row after which the rest of the run is told apart in bulk (_run)."""
+RUN_SLICE = 256 << 10
+"""Bytes of such a run split into lines at a time: what it holds in memory."""
+
+Quiet = tuple[int, int, int, int]
+"""A run of quiet lines, one after another: the start of its first line and of its last
+one, how many lines, and the newline that ends it (offsets in the block)."""
 
 
 class FileScanner:
@@ -160,32 +168,92 @@ class FileScanner:
             self._lines -= 1
             self._skipping = True
 
-    def _starts(self, buf: bytes, end: int) -> tuple[list[int], list[int], list[int]]:
+    def _starts(self, buf: bytes, end: int) -> tuple[list[int], list[int], list[Quiet]]:
         """Start offsets (in buf) of the lines worth parsing, in order, of the LossMonitor
-        lines among them (read in bulk: see _progress_starts), and of the quiet lines (see
-        read.quiet), which need reading only inside a record."""
+        lines among them (read in bulk: see _progress_starts), and the runs of quiet lines
+        (see read.quiet), which need reading only inside a record."""
         if self._all_lines:
             return [m.start() + 1 for m in P.ANY_LINE.finditer(buf, 0, end)], [], []
         starts: list[int] = []
         epochs: list[int] = []
-        quiet: list[int] = []
+        quiet: list[Quiet] = []
         is_quiet = self._quiet.quiet if self._quiet.pattern is not None else None
-        for m in P.CANDIDATE_LINE.finditer(buf, 0, end):
-            if P.BULK_LINE.match(buf, m.start()):
-                epochs.append(m.start() + 1)
-            elif is_quiet is not None and is_quiet(m[0][1:]):
-                quiet.append(m.start() + 1)
-            else:
-                starts.append(m.start() + 1)
+        streak, pos = 0, 0
+        while pos < end:  # once more after each flood passed in bulk (see _run)
+            resume = end
+            for m in P.CANDIDATE_LINE.finditer(buf, pos, end):
+                start, stop = m.start() + 1, m.end()
+                if P.BULK_LINE.match(buf, start - 1):
+                    epochs.append(start)
+                elif is_quiet is not None and is_quiet(m[0][1:]):
+                    if quiet and quiet[-1][3] == start - 1:
+                        first, _, count, _ = quiet[-1]
+                        quiet[-1] = (first, start, count + 1, stop)
+                        streak += 1
+                        if streak >= RUN_LINES:  # a flood of prints: the rest in bulk
+                            resume = self._run(buf, stop, end, starts, epochs, quiet)
+                            break
+                        continue
+                    quiet.append((start, start, 1, stop))
+                else:
+                    starts.append(start)
+                streak = 0
+            streak, pos = 0, resume
         extra: set[int] = set()
         for marker in P.INFO_MARKERS:
             for m in marker.finditer(buf, 0, end):
                 extra.add(buf.rfind(b"\n", 0, m.start()) + 1)
         if extra:
             starts = sorted(extra.union(starts))
-            if quiet:
-                quiet = [s for s in quiet if s not in extra]
         return starts, epochs, quiet
+
+    def _run(
+        self,
+        buf: bytes,
+        pos: int,
+        end: int,
+        starts: list[int],
+        epochs: list[int],
+        quiet: list[Quiet],
+    ) -> int:
+        """The candidate lines from the newline at `pos` to the next INFO line, told apart
+        a slice at a time: a slice whose distinct lines are all quiet is one quiet run (in C:
+        split and set), any other line by line. Returns where the run ends."""
+        stop = P.NOT_CANDIDATE.search(buf, pos, end)
+        limit = stop.start() if stop is not None else end
+        at = pos + 1  # the first line of the run
+        while at <= limit:
+            cut = limit if limit - at <= RUN_SLICE else buf.find(b"\n", at + RUN_SLICE, limit)
+            cut = limit if cut < 0 else cut
+            lines = buf[at:cut].split(b"\n")
+            distinct = set(lines)
+            if (
+                self._quiet.none_in(buf, at, cut)
+                if len(distinct) * 4 > len(lines)  # mostly new lines: one scan of the slice
+                else all(self._quiet.quiet(line) for line in distinct)
+            ):
+                last = cut - len(lines[-1])
+                self._add_quiet(quiet, (at, last, len(lines), cut))
+            else:
+                for line in lines:
+                    if P.BULK_LINE.match(buf, at - 1):
+                        epochs.append(at)
+                    elif self._quiet.quiet(line):
+                        self._add_quiet(quiet, (at, at, 1, at + len(line)))
+                    else:
+                        starts.append(at)
+                    at += len(line) + 1
+            at = cut + 1
+        return limit
+
+    @staticmethod
+    def _add_quiet(quiet: list[Quiet], run: Quiet) -> None:
+        """Add a run of quiet lines, joined to the one before when it follows it directly."""
+        if quiet and quiet[-1][3] == run[0] - 1:
+            first, _, count, _ = quiet[-1]
+            quiet[-1] = (first, run[1], count + run[2], run[3])
+        else:
+            quiet.append(run)
 
     def _progress_starts(self, buf: bytes, starts: list[int]) -> list[int]:
         """Starts of the LossMonitor lines to parse; the others are only counted, and their
@@ -213,8 +281,8 @@ class FileScanner:
         self._at = self._lines, 1
         q = 0
         for start in starts:
-            if q < len(quiet) and quiet[q] < start:
-                q = self._pass_quiet(buf, end, quiet, q, bisect.bisect_left(quiet, start, q))
+            if q < len(quiet) and quiet[q][0] < start:
+                q = self._pass_quiet(buf, end, quiet, q, bisect.bisect_left(quiet, (start,), q))
             self._read(buf, end, start, start in chosen)
         if q < len(quiet):
             self._pass_quiet(buf, end, quiet, q, len(quiet))
@@ -223,19 +291,25 @@ class FileScanner:
         self._settle(buf, end)
         self.extractor.block_time = self._block_end_time(buf, end) or self.extractor.block_time
 
-    def _pass_quiet(self, buf: bytes, end: int, quiet: list[int], first: int, stop: int) -> int:
-        """Pass over the quiet lines quiet[first:stop] (no other line chosen between them):
-        read them while a record is open, then count the rest in one go."""
+    def _pass_quiet(self, buf: bytes, end: int, quiet: list[Quiet], first: int, stop: int) -> int:
+        """Pass over the runs of quiet lines quiet[first:stop] (no other line chosen between
+        them): read their lines while a record is open, then count the rest in one go."""
         extractor = self.extractor
-        for i in range(first, stop):
+        i = first
+        while i < stop:
+            start, last, count, newline = quiet[i]
             if extractor.at_rest():
                 lineno, counted = self._at
-                last = quiet[stop - 1]
-                lineno += buf.count(b"\n", counted, last)
-                self._at = lineno, last
-                extractor.quiet_lines(stop - i, lineno + 1)
+                final = quiet[stop - 1][1]
+                lineno += buf.count(b"\n", counted, final)
+                self._at = lineno, final
+                extractor.quiet_lines(count + sum(r[2] for r in quiet[i + 1 : stop]), lineno + 1)
                 break
-            self._read(buf, end, quiet[i], False)
+            self._read(buf, end, start, False)
+            if count == 1:
+                i += 1
+            else:
+                quiet[i] = (buf.find(b"\n", start) + 1, last, count - 1, newline)
         return stop
 
     def _read(self, buf: bytes, end: int, start: int, progress: bool) -> None:

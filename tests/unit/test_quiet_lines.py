@@ -23,6 +23,7 @@ def scan_all_read(
     """The same scan with no line taken as quiet: every candidate line is read."""
     with monkeypatch.context() as patch:
         patch.setattr(QuietLines, "quiet", lambda self, line: False)
+        patch.setattr(QuietLines, "none_in", lambda self, buf, start, stop: False)
         scanner = FileScanner("worker_0.log", "logs", FileRole.WORKER, matcher, 0)
         for i in range(0, len(data), chunk):
             scanner.feed(data[i : i + chunk])
@@ -99,3 +100,54 @@ def test_quiet_lines_change_nothing(
             scanner.feed(data[i : i + chunk])
         scanner.close()
         assert scanner.facts() == scan_all_read(matcher, data, chunk, monkeypatch)
+
+
+def flood(seed: int) -> bytes:
+    """Print floods (repeated and all-different lines, over many slices of a run) with a
+    traceback, a bare exception, progress, a memory block and GLOG lines inside them."""
+    repeated = b"".join(b"%d\n" % (i % 100) for i in range(120_000))
+    different = b"".join(b"value rate %d of %d\n" % (i * seed, i) for i in range(30_000))
+    return b"".join(
+        [
+            repeated,
+            b"Traceback (most recent call last):\n",
+            b'  File "/home/u/train.py", line 3, in main\n' * 3,
+            repeated[:5000],
+            b"ValueError: boom\n",
+            different,
+            b"epoch: 1 step: 2, loss is 0.5\n",
+            repeated,
+            b"Traceback (most recent call last):\n  x\nRuntimeError:\n" + repeated[:3000],
+            GLOG % 3,
+            b"Device MOC memory size: 65536M\n" + different[:4000],
+            b"MindSpore Used memory size: 1024M\n",
+            b"[INFO] ME(7,7f,python):2026-01-01-00:00:09.000.000 [a.cc:1] F] x\n",
+            different,
+            b"KeyError: 'k'\n",
+            repeated,
+        ]
+    )
+
+
+@pytest.mark.parametrize("chunk", [8 << 20, 100_000, 4093])
+def test_print_floods_change_nothing(
+    matcher: LineMatcher, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    data = flood(7)
+    scanner = FileScanner("worker_0.log", "logs", FileRole.WORKER, matcher, 0)
+    for i in range(0, len(data), chunk):
+        scanner.feed(data[i : i + chunk])
+    scanner.close()
+    facts = scanner.facts()
+    assert facts == scan_all_read(matcher, data, chunk, monkeypatch)
+    assert facts.lines == data.count(b"\n")
+    assert {h.rule for h in facts.hits} == {"python-exception"}
+    [key_error] = [h for h in facts.hits if "KeyError" in h.message]
+    assert key_error.line == data[: data.index(b"KeyError")].count(b"\n") + 1
+
+
+def test_a_fault_deep_in_a_flood_of_different_prints_is_at_its_line(scan_text: ScanText) -> None:
+    prints = b"".join(b"sample %d\n" % i for i in range(200_000))
+    facts = scan_text(prints + b"ValueError: late\n" + prints)
+    assert [(h.line, h.message) for h in facts.hits] == [(200_001, "ValueError: late")]
+    assert facts.lines == 400_001
