@@ -24,7 +24,9 @@ MEMO = 8192
 MEMO_LINE = 1024
 """Only lines up to this long are remembered: the memo holds 8 MiB at most."""
 GLOG_START = rb"^\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V[0-9]+)\] "
-"""Every line GLOG_HEADER can match starts so: it is read as a GLOG line, never skipped."""
+"""Every line GLOG_HEADER can match starts so: it is read as a GLOG line, never skipped.
+A line that starts with a date of its own (a suite's logger) dates a print-only log: it
+is read too (ISO_PREFIX)."""
 UNSURE = rb"[\x80-\xff\x1c-\x1f]"
 """A non-ASCII byte (the line may not be UTF-8, and Unicode case folding and character
 classes differ from bytes'), or an ASCII separator Python counts as white space in text but
@@ -64,7 +66,7 @@ class QuietLines:
             return None
         exact = {w for w, fold in literals if not fold and w.isascii()}
         folded = {w.lower() for w, fold in literals if fold}
-        parts = [GLOG_START, UNSURE]
+        parts = [GLOG_START, b"^" + P.ISO_PREFIX.pattern.encode(), UNSURE]
         if exact:
             parts.append(trie_pattern(exact, _digits).encode())
         if folded:
