@@ -14,14 +14,14 @@ composing, once per node written in the file, never by walking the expanded tree
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
 
 import yaml
 from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
 
 from msrunwatch.core.errors import YamlError
 
-Path_ = tuple[str | int, ...]
+Path_ = tuple[Union[str, int], ...]
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """LibYAML's loader when PyYAML was built with it: same safety, several times faster."""
 MAX_NODES = 100_000
