@@ -71,7 +71,8 @@ else:
             namespace.pop(name, None)  # a default lives in __init__, not in the class
         namespace.pop("__dict__", None)
         namespace.pop("__weakref__", None)
-        slotted: type[_T] = type(cls)(cls.__name__, cls.__bases__, namespace)
+        metaclass: type = type(cls)
+        slotted: type[_T] = metaclass(cls.__name__, cls.__bases__, namespace)
         slotted.__qualname__ = cls.__qualname__
         if frozen:
             slotted.__getstate__ = _getstate  # type: ignore[attr-defined]

@@ -171,8 +171,9 @@ class _Composer:
             if key in seen:
                 raise YamlError(f"duplicate key {key!r}", line, col)
             seen.add(key)
-            self.positions.keys[(*path, key)] = (line, col)
-            node.value.append((key_node, self.node((*path, key))))
+            where = (*path, key)
+            self.positions.keys[where] = (line, col)
+            node.value.append((key_node, self.node(where)))
         node.end_mark = self.parser.get_event().end_mark
         return node
 
