@@ -60,3 +60,14 @@ def markdown_code(text: str) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_JSON_BREAKS = str.maketrans({"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def json_line(text: str) -> str:
+    """One JSON document as one line of a JSON Lines stream. `json.dumps` escapes `\\n` but
+    keeps NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR raw (with `ensure_ascii=False`), and a
+    reader that splits on Unicode line breaks (Python's `str.splitlines`, JavaScript) would
+    cut the event in two: they are written as JSON escapes, which every parser reads back."""
+    return text.translate(_JSON_BREAKS)

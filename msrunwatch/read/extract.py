@@ -27,6 +27,10 @@ MAX_INERT = 4096
 """Distinct inert lines remembered per file."""
 
 
+_DATED_START = frozenset("[0123456789")
+"""First characters of a line that may begin with a date (checked before the regex)."""
+
+
 class Extractor:
     """The per-file state a FileScanner feeds line by line."""
 
@@ -50,6 +54,8 @@ class Extractor:
         self._sim_level: int | None = None
         self._pids: Counter[str] = Counter()
         self._first_time: float | None = None
+        self._first_dated: float | None = None
+        """The first print line with a date of its own: the start of a log without GLOG."""
         self._last_time: float | None = None
         self._memory = MemoryBlock()
         self._compile = CompileTracker()
@@ -118,6 +124,8 @@ class Extractor:
         if text in self._inert and self._traceback.state != "frames" and self._deferred is None:
             self._around = around
             return
+        if text[:1] in _DATED_START and P.ISO_PREFIX.match(text):
+            self._dated(parse_iso(text[:32]))
         self._fired = False
         kind = self._traceback.feed(text)
         if self._deferred is not None and kind == "text" and informative(text):
@@ -209,6 +217,14 @@ class Extractor:
         """The file's first GLOG line (INFO included): when the process started logging."""
         if when is not None and (self._first_time is None or when < self._first_time):
             self._first_time = when
+
+    def _dated(self, when: float | None) -> None:
+        """A print line with its own date (a suite's `[2024-02-01 01:45:11] ... INFO -`
+        logger): in a print-only log it shows when the process started (the rank is
+        starting, not unknown) and that it is active."""
+        if self._first_dated is None:
+            self._first_dated = when
+        self._note_activity(when)
 
     def _note_activity(self, when: float | None) -> None:
         """A line with its own non-GLOG timestamp (Megatron, MindFormers) shows activity."""
@@ -427,6 +443,8 @@ class Extractor:
                 self._pids[pid] += count
         if self._first_time is None:
             self._first_time = later._first_time
+        if self._first_dated is None:
+            self._first_dated = later._first_dated
         self._last_time = _latest(self._last_time, later._last_time)
         self._activity = _latest(self._activity, later._activity)
         self._memory.absorb(later._memory, shift)
@@ -514,7 +532,7 @@ class Extractor:
             world_size=self._world_size,
             sim_level=self._sim_level,
             pid=int(pid) if pid is not None else None,
-            first_time=self._first_time,
+            first_time=self._first_dated if self._first_time is None else self._first_time,
             last_time=last,
             memory=self._memory.summary,
             compile=self._compile.stats(),

@@ -10,23 +10,28 @@ from msrunwatch.read import patterns as P
 from msrunwatch.read.facts import MemorySummary
 
 _MIB = 1024 * 1024
+MAX_MIB = 1 << 40
+"""A size beyond this (an exbibyte, in MiB) is no device's: the value is unknown."""
 
 
 def _mib(value: str) -> int | None:
     """`65536M` -> 65536; `64G` -> 65536; a bare number is bytes (the oldest format).
-    What is not a finite number of sensible length (`infM`, `1e999M`) is unknown."""
+    What is not a finite number of sensible length (`infM`, `1e999M`), or is more than any
+    device holds (`1.7e302M`), is unknown."""
     unit = value[-1:].upper()
     parsed = to_float(value[:-1] if unit in ("M", "G", "K") else value)
     if parsed is None:
         return None
     number = int(parsed)
     if unit == "G":
-        return number * 1024
-    if unit == "K":
-        return number // 1024
-    if unit == "M":
-        return number
-    return number // _MIB
+        mib = number * 1024
+    elif unit == "K":
+        mib = number // 1024
+    elif unit == "M":
+        mib = number
+    else:
+        mib = number // _MIB
+    return mib if abs(mib) <= MAX_MIB else None
 
 
 class MemoryBlock:

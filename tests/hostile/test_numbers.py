@@ -16,6 +16,10 @@ FORGED = {
     "memory-inf": ["Device MOC memory size: infM", "MindSpore Used memory size: 1M"],
     "memory-1e999": ["Device MOC memory size: 1e999M"],
     "memory-400-digits": [f"Device MOC memory size: {'9' * 400}M"],
+    "memory-1e302": [  # finite, but over float's range once in bytes (found by the property test)
+        "[ERROR] ME(0,7f,python):2026-11-21-05:34:25.600.374 [a.cc:1] F] ",
+        "Device MOC memory size: 1.7144137714980277e+302M",
+    ],
     "year-9999": ["[ERROR] ME(100,7f,python):9999-12-31-23:59:59.999.999 [a.cc:1] F] x"],
     "day-99": ["[ERROR] ME(100,7f,python):2026-11-99-05:34:25.600.374 [a.cc:1] F] x"],
     "rank-id": [

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from tests.hostile.support import cli, log_dir
+from tests.hostile.support import GLOG, cli, log_dir, strict_json
 
 FORGED = (
     "RuntimeError: \x1b]0;owned\x07\x1b[2J\x1b[31mred\x9b1m <img src=x onerror=alert(1)>"
@@ -116,3 +118,19 @@ def test_every_triage_format_says_what_was_not_read(
 ) -> None:
     _, out, _ = cli(capsys, "triage", str(partly_unreadable), "--format", fmt)
     assert "worker_1.log" in out and "FIFO" in out
+
+
+def test_headless_events_stay_one_line_each_whatever_line_breaks_a_log_holds(
+    tmp_path: Path,
+) -> None:
+    """NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR passed raw into the JSON Lines stream, so
+    a reader splitting on Unicode line breaks cut an event in two (found by the property
+    test)."""
+    directory = log_dir(tmp_path, GLOG + "boom \x85 one \u2028 two \u2029 three")
+    command = [sys.executable, "-m", "msrunwatch", "watch", str(directory), "--headless"]
+    command += ["--exit-when-done"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    events = [strict_json(line) for line in done.stdout.splitlines()]
+    assert events[-1]["event"] == "done"
+    assert any("boom \x85 one \u2028 two \u2029 three" in json.dumps(e, ensure_ascii=False)
+               for e in events if e["event"] == "finding")  # fmt: skip

@@ -274,3 +274,17 @@ def test_a_scanner_knows_its_file_by_its_first_bytes(matcher: LineMatcher) -> No
     assert scanner.same_head(WARNING.encode()[:40])
     rewritten = WARNING.replace("05:00:00", "06:00:00").encode()
     assert not scanner.same_head(rewritten)
+
+
+def test_a_print_only_log_with_a_suites_dates_has_a_start_and_a_last_time(
+    scan_text: ScanText,
+) -> None:
+    """MindOCR/MindCV/MindYOLO log with Python's logging, no GLOG line: the rank started."""
+    facts = scan_text(
+        "(ms-dev) $ python tools/train.py -c db_r18.yaml\n"
+        "[2024-02-01 01:45:11] mindocr.train INFO - Standalone training. Device id: 0\n"
+        "Distribute: False\n"
+        "[2024-02-01 01:45:22] mindocr.train INFO - Model: det_resnet18-DBFPN-DBHead\n"
+    )
+    assert iso(facts.first_time) == "2024-02-01T01:45:11.000000"
+    assert iso(facts.last_time) == "2024-02-01T01:45:22.000000"
