@@ -43,7 +43,7 @@ class Colour(StrEnum):
 
 def test_slotted_dataclasses_have_slots_and_no_dict() -> None:
     assert Point.__slots__ == ("x", "y")
-    assert Labelled.__slots__ == ("label",)  # the base's fields stay in the base's slots
+    assert "label" in Labelled.__slots__  # 3.10 repeats the base's fields there, 3.11 not
     point = Labelled(1, 2, "a")
     assert not hasattr(point, "__dict__")
     assert (point.x, point.y, point.label) == (1, 2, "a")
