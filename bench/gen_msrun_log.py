@@ -38,9 +38,11 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import lru_cache
 from pathlib import Path
+
+from msrunwatch.core.compat import dataclass, zip_strict
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCE_DIR = REPO / "fixtures" / "cpu_dp2_success_glog1" / "msrun_log"
@@ -272,7 +274,7 @@ def rank_substitutions(p: Persona) -> list[tuple[re.Pattern[str], str]]:
         f"num_devices: {n}",
         rf"\g<1>{(r + 1) % n}",
     ]
-    return [(re.compile(a), b) for a, b in zip(SUBSTITUTED, repls, strict=True)]
+    return [(re.compile(a), b) for a, b in zip_strict(SUBSTITUTED, repls)]
 
 
 def substitute(tail: str, subs: list[tuple[re.Pattern[str], str]]) -> str:

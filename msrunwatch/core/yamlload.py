@@ -14,14 +14,14 @@ composing, once per node written in the file, never by walking the expanded tree
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
 
 import yaml
 from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
 
 from msrunwatch.core.errors import YamlError
 
-Path_ = tuple[str | int, ...]
+Path_ = tuple[Union[str, int], ...]
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """LibYAML's loader when PyYAML was built with it: same safety, several times faster."""
 MAX_NODES = 100_000
@@ -171,8 +171,9 @@ class _Composer:
             if key in seen:
                 raise YamlError(f"duplicate key {key!r}", line, col)
             seen.add(key)
-            self.positions.keys[(*path, key)] = (line, col)
-            node.value.append((key_node, self.node((*path, key))))
+            where = (*path, key)
+            self.positions.keys[where] = (line, col)
+            node.value.append((key_node, self.node(where)))
         node.end_mark = self.parser.get_event().end_mark
         return node
 

@@ -208,7 +208,7 @@ def _check_report(case: Case, report: Report) -> list[str]:
     if len(mine) != len(expect):
         fired = ", ".join(f"{f.rule} ({f.message})" for f in report.findings) or "nothing"
         problems.append(f"expected {len(expect)} finding(s), got {len(mine)}; fired: {fired}")
-    for index, (finding, want) in enumerate(zip(mine, expect, strict=False), 1):
+    for index, (finding, want) in enumerate(zip(mine, expect), 1):
         problems += _compare(index, finding, want)
     if "root_cause" in case.data:
         problems += _check_root(case.data["root_cause"], report)

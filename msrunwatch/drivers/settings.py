@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from msrunwatch.core.compat import toml_loads
 from msrunwatch.core.errors import SettingsError, YamlError
 from msrunwatch.core.fileio import read_capped
 from msrunwatch.core.yamlload import load
@@ -110,11 +111,9 @@ def read_file(path: Path) -> Settings:
     """Settings from one file (YAML, or a pyproject.toml's [tool.msrunwatch])."""
     text = _text(path)
     if path.name == "pyproject.toml":
-        import tomllib  # only a pyproject.toml needs it
-
         try:
-            table = tomllib.loads(text).get("tool", {}).get("msrunwatch")
-        except tomllib.TOMLDecodeError as exc:
+            table = toml_loads(text).get("tool", {}).get("msrunwatch")
+        except ValueError as exc:  # TOMLDecodeError
             raise SettingsError(f"{path}: invalid TOML: {exc}") from None
         return _from_mapping(table, path, f"{path} [tool.msrunwatch]")
     try:

@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Optional
 
 from msrunwatch.core.errors import InputError
 from msrunwatch.core.fileio import open_regular
@@ -57,7 +58,7 @@ def _init_worker(rules: Sequence[Rule]) -> None:
     _matcher = LineMatcher(rules)
 
 
-Task = tuple[int, list[int] | None, int]
+Task = tuple[int, Optional[list[int]], int]
 """(file index, nominal piece starts or None for the whole file, piece index)."""
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from msrunwatch.core.compat import zip_strict
 from msrunwatch.core.numbers import median
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Occurrence, Status
@@ -37,7 +38,7 @@ class Synthetic:
 
 
 def _nums(values: Sequence[Any]) -> list[float]:
-    return [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    return [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
 
 
 def _med(values: Sequence[Any]) -> float | None:
@@ -211,7 +212,7 @@ def rank_envs(
     starts = [t for r in run.ranks if (t := r.first_time) is not None]
     age = ctx.now - min(starts) if ctx.now is not None and starts else None
     out = []
-    for rank, state in zip(ranks, states, strict=True):
+    for rank, state in zip_strict(ranks, states):
         state.age_s, state.ranks = age, len(states)
         out.append((rank, {**values(state), **shared, **stages[state.stage]}))
     return out

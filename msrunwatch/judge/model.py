@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
-
+from msrunwatch.core.compat import StrEnum, dataclass
 from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.vocab import Severity

@@ -9,8 +9,9 @@ become one finding listing all their ranks.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from msrunwatch.core.compat import dataclass
 from msrunwatch.core.numbers import to_int
 from msrunwatch.judge.model import Occurrence
 from msrunwatch.read.facts import FileFacts, Hit

@@ -21,10 +21,9 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
+from msrunwatch.core.compat import StrEnum, dataclass
 from msrunwatch.core.fileio import open_regular
 
 HEAD = 4096

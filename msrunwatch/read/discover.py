@@ -12,9 +12,9 @@ import errno
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
+from msrunwatch.core.compat import dataclass
 from msrunwatch.core.errors import InputError
 from msrunwatch.core.fileio import kind_of, read_head
 from msrunwatch.core.numbers import to_int

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import field
+
+from msrunwatch.core.compat import StrEnum, dataclass
 
 
 class FileRole(StrEnum):

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from msrunwatch.core.compat import dataclass
 from msrunwatch.core.fileio import open_regular
 from msrunwatch.read import patterns as P
 from msrunwatch.read.around import header_time

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import calendar
 import time
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 
 import regex
 
@@ -95,7 +95,7 @@ def iso(seconds: float | None) -> str | None:
     if seconds is None:
         return None
     try:
-        moment = datetime.fromtimestamp(seconds, UTC)
+        moment = datetime.fromtimestamp(seconds, timezone.utc)
     except (OverflowError, ValueError, OSError):
         return None  # not a time any log line gives: parsing bounds the years
     return moment.replace(tzinfo=None).isoformat(timespec="microseconds")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from msrunwatch.core.compat import zip_strict
 from msrunwatch.judge.config.memory import Estimate, StageEstimate
 
 _COLUMNS = (
@@ -82,7 +83,7 @@ def _table(est: Estimate) -> list[str]:
     rows = [[heading for _, heading in _COLUMNS]]
     rows += [[_cell(s, name, est.budget_mib) for name, _ in _COLUMNS] for s in est.stages]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
-    return ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in rows]
+    return ["  ".join(c.rjust(w) for c, w in zip_strict(row, widths)) for row in rows]
 
 
 def _on(flag: object) -> str:

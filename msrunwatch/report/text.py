@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from msrunwatch.core.compat import zip_strict
 from msrunwatch.core.sanitize import terminal as safe
 from msrunwatch.judge.model import Finding, RankReport, Report
 from msrunwatch.read.timestamps import clock
@@ -91,13 +92,12 @@ def _table(report: Report, style: fmt.Style, show_all: bool) -> list[str]:
     out = [
         "  "
         + "  ".join(
-            t.rjust(w) if right else t.ljust(w)
-            for (t, _, right), w in zip(columns, widths, strict=True)
+            t.rjust(w) if right else t.ljust(w) for (t, _, right), w in zip_strict(columns, widths)
         ).rstrip()
     ]
-    for row, rank in zip(cells, rows, strict=True):
+    for row, rank in zip_strict(cells, rows):
         parts = []
-        for (title, _, right), width, cell in zip(columns, widths, row, strict=True):
+        for (title, _, right), width, cell in zip_strict(columns, widths, row):
             text = cell.rjust(width) if right else cell.ljust(width)
             if title == "STATUS":
                 text = style(text, fmt.STATUS_COLOR.get(rank.status.value))

@@ -16,6 +16,7 @@ import operator
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from msrunwatch.core.compat import syntax_error, zip_strict
 from msrunwatch.core.errors import ExprError
 from msrunwatch.core.numbers import median
 
@@ -27,7 +28,7 @@ Node = Callable[[Env], Any]
 
 
 def _numbers(values: Iterable[Any]) -> list[float]:
-    return [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    return [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
 
 
 def _median(values: Iterable[Any]) -> float | None:
@@ -37,7 +38,7 @@ def _median(values: Iterable[Any]) -> float | None:
 
 def _extreme(pick: Callable[[list[float]], float]) -> Callable[..., float | None]:
     def fn(*args: Any) -> float | None:
-        items = args[0] if len(args) == 1 and isinstance(args[0], list | tuple) else args
+        items = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
         nums = _numbers(items)
         return pick(nums) if nums else None
 
@@ -77,7 +78,7 @@ _ORDER: dict[type, Callable[[Any, Any], bool]] = {
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float)
+    return isinstance(value, (int, float))
 
 
 def _arith(op: type, left: Node, right: Node) -> Node:
@@ -104,7 +105,7 @@ def _compare(op: ast.cmpop, a: Any, b: Any, literal_none: bool = False) -> bool:
             return False  # unknown: neither equal nor different, so the rule does not fire
         return bool(a == b) if kind is ast.Eq else bool(a != b)
     if kind in (ast.In, ast.NotIn):
-        if not isinstance(b, list | tuple | str | set | frozenset) or a is None:
+        if not isinstance(b, (list, tuple, str, set, frozenset)) or a is None:
             return False
         found = (a in b) if not isinstance(b, str) or isinstance(a, str) else False
         return found if kind is ast.In else not found
@@ -138,7 +139,7 @@ class _Compiler:
 
     def _Constant(self, node: ast.Constant) -> Node:
         value = node.value
-        if not isinstance(value, int | float | str | bool | type(None)):
+        if not isinstance(value, (int, float, str, bool, type(None))):
             raise ExprError(
                 "only numbers, strings, true/false and None are literals", node.col_offset
             )
@@ -191,12 +192,12 @@ class _Compiler:
         operands = [node.left, *node.comparators]
         nones = [_is_none(x) for x in operands]
         for op in ops:
-            if isinstance(op, ast.Is | ast.IsNot):
+            if isinstance(op, (ast.Is, ast.IsNot)):
                 raise ExprError("use == and != instead of is", node.col_offset)
 
         def run(env: Env) -> bool:
             a = left(env)
-            for i, (op, right) in enumerate(zip(ops, rights, strict=True)):
+            for i, (op, right) in enumerate(zip_strict(ops, rights)):
                 b = right(env)
                 if not _compare(op, a, b, nones[i] or nones[i + 1]):
                     return False
@@ -256,7 +257,8 @@ class Expr:
         try:
             tree = ast.parse(source.strip(), mode="eval")
         except SyntaxError as exc:
-            raise ExprError(f"invalid syntax: {exc.msg}", max((exc.offset or 1) - 1, 0)) from None
+            message, col = syntax_error(exc)
+            raise ExprError(f"invalid syntax: {message}", col) from None
         compiler = _Compiler(names)
         self._run = compiler.build(tree)
         self.source = source

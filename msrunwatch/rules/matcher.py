@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import regex
 
+from msrunwatch.core.compat import dataclass
 from msrunwatch.core.numbers import to_float, to_int
 from msrunwatch.rules.budget import Abandoned, Budget
 from msrunwatch.rules.model import Rule, Scope

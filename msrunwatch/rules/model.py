@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from functools import cached_property
 
 import regex
 
+from msrunwatch.core.compat import StrEnum
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.tables import Lookup
 from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from re import _constants as C  # type: ignore[attr-defined]
-from re import _parser  # type: ignore[attr-defined]
+
+from msrunwatch.core.compat import sre_constants as C
+from msrunwatch.core.compat import sre_parse as _parser
 
 MIN_LITERAL = 4
 MAX_LITERAL = 64

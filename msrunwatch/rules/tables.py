@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from msrunwatch.core.compat import zip_strict
 from msrunwatch.core.errors import RuleError
 from msrunwatch.core.fileio import FileTooLarge, read_capped
 
@@ -55,5 +56,5 @@ def load_table(path: Path, rule: str) -> dict[str, dict[str, str]]:
         if len(cells) != len(header):
             message = f"row has {len(cells)} columns, the header {len(header)}"
             raise RuleError(path, message, number, 1, rule)
-        rows[cells[0]] = dict(zip(header, cells, strict=True))
+        rows[cells[0]] = dict(zip_strict(header, cells))
     return rows

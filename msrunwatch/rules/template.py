@@ -66,7 +66,7 @@ def _text(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return f"{value:.10g}"
-    if isinstance(value, list | tuple | set | frozenset):
+    if isinstance(value, (list, tuple, set, frozenset)):
         items = list(value)
         if items and all(isinstance(v, int) and not isinstance(v, bool) for v in items):
             return rank_ranges(items)

@@ -9,12 +9,12 @@ that names anything else.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Union
 
 from msrunwatch.core.yamlload import load
 from msrunwatch.schemas import files
 
-Number = int | float
+Number = Union[int, float]
 
 
 def var(doc: str, default: Any = None) -> Any:

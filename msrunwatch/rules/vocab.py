@@ -4,7 +4,7 @@ category vocabulary of the report."""
 
 from __future__ import annotations
 
-from enum import StrEnum
+from msrunwatch.core.compat import StrEnum
 
 
 class Severity(StrEnum):

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Optional, Union
 
+from msrunwatch.core.compat import dataclass
 from msrunwatch.judge.model import RankReport
 from msrunwatch.report import fmt
 from msrunwatch.tui import cells
 
-SortValue = float | str
-Text = Callable[[RankReport, float | None], str]
-Sort = Callable[[RankReport, float | None], SortValue | None]
+SortValue = Union[float, str]
+Text = Callable[[RankReport, Optional[float]], str]
+Sort = Callable[[RankReport, Optional[float]], Optional[SortValue]]
 
 GAP = 1
 """Blank cells between two columns."""

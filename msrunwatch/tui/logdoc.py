@@ -14,7 +14,8 @@ import os
 import re
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+from msrunwatch.core.compat import dataclass
 
 BLOCK = 1 << 20
 """Bytes per index block (cut back to the last line end in it)."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
+from msrunwatch.core.compat import dataclass
 from msrunwatch.read.timestamps import clock, parse_glog
 from msrunwatch.tui.logdoc import condense, level
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from msrunwatch.core.compat import zip_strict
 from msrunwatch.drivers import triage
 from msrunwatch.drivers.triage import find_logs, scan_all
 from msrunwatch.read import pieces as pieces_module
@@ -124,5 +125,5 @@ def test_triage_reads_large_files_in_pieces_in_parallel(
     monkeypatch.setattr(triage, "usable_cpus", lambda: 2)
     assert any(edges for _, edges, _ in triage.plan(files, 2))
     in_parallel = scan_all(files, rules)
-    for a, b in zip(one_by_one, in_parallel, strict=True):
+    for a, b in zip_strict(one_by_one, in_parallel):
         assert_same(a, b, [])

@@ -27,7 +27,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -44,7 +44,7 @@ class PipeClosed(Exception):
 
 def iso_now(seconds: float) -> str:
     """A wall-clock time as ISO 8601 in UTC, to the millisecond."""
-    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds")
 
 
 def relabel_time(payload: dict[str, Any]) -> dict[str, Any]:
@@ -135,7 +135,7 @@ def _open_file(events: str, watched: Iterable[str], usage_error: type[Exception]
 
 def _plain(value: Any) -> Any:
     """JSON for what the report's dicts may still hold (they hold plain data today)."""
-    if isinstance(value, tuple | set | frozenset):
+    if isinstance(value, (tuple, set, frozenset)):
         return list(value)
     return str(value)
 
@@ -146,7 +146,7 @@ def _finite(value: Any) -> Any:
         return finite(value)
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from msrunwatch.core.compat import dataclass
 from msrunwatch.core.errors import ConfigError
 from msrunwatch.read.config.model import Source, Value
 

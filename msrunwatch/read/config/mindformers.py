@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Optional
 
 from msrunwatch.core.errors import ConfigError, YamlError
 from msrunwatch.core.yamlload import Path_, Positions, load
@@ -20,7 +20,7 @@ from msrunwatch.read.config.common import Doc, dtype_name
 from msrunwatch.read.config.model import TrainingConfig, Value
 from msrunwatch.read.config.swap import read_swap
 
-Converted = tuple[Any, str | None]
+Converted = tuple[Any, Optional[str]]
 Convert = Callable[[Any, str], Converted]
 
 PC = ("parallel_config",)
@@ -58,7 +58,7 @@ def _str(value: Any, key: str) -> Converted:
 
 
 def _num(value: Any, key: str) -> Converted:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None, f"{key} is {value!r}, not a number"
     return float(value), None
 
@@ -75,7 +75,7 @@ def _dtype(value: Any, key: str) -> Converted:
 
 def _int_or_list(value: Any, key: str) -> Converted:
     """offset / recompute: an int (bool for recompute), a list, or a list of lists."""
-    if isinstance(value, int | list):
+    if isinstance(value, (int, list)):
         return value, None
     return None, f"{key} is {value!r}, not a number or a list"
 

@@ -9,8 +9,10 @@ or the script line) or says why it could not be resolved (never guessed).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from msrunwatch.core.compat import dataclass
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from msrunwatch.core.compat import dataclass
 from msrunwatch.read.config.shellparts import advance
 
 

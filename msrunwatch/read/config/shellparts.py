@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import Union
+
+from msrunwatch.core.compat import dataclass
 
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
@@ -68,7 +70,7 @@ class ArrayLit:
     quoted: bool = False
 
 
-Part = Lit | Param | Arith | Opaque | ArrayLit
+Part = Union[Lit, Param, Arith, Opaque, ArrayLit]
 
 
 @dataclass(frozen=True, slots=True)

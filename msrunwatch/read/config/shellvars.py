@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
+from msrunwatch.core.compat import dataclass
 from msrunwatch.read.config.shellfield import Field, Span
 
 MAX_VALUE_CHARS = 256 * 1024

@@ -11,7 +11,7 @@ MindFormers swaps `.*\\.flash_attention` in every layer. What does not fit is un
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, Union
 
 from msrunwatch.core.yamlload import Path_
 from msrunwatch.read.config.model import Value
@@ -20,7 +20,7 @@ SWAP: Path_ = ("swap_config",)
 DEFAULT_OP = r".*\.flash_attention"
 """The op MindFormers swaps in every layer when swap is on and nothing is listed."""
 
-Layers = Literal[True] | list[int]
+Layers = Union[Literal[True], list[int]]
 """True: every layer; otherwise the layer indices (empty: none)."""
 Parse = Callable[[Any, Path_], Any]
 

@@ -12,6 +12,7 @@ from textual.geometry import Region
 from textual.message import Message
 from textual.widgets import Static
 
+from msrunwatch.core.compat import zip_strict
 from msrunwatch.judge.model import Finding, Report, RootCause
 from msrunwatch.report import fmt
 from msrunwatch.tui import cells
@@ -160,12 +161,12 @@ class FindingsPanel(VerticalScroll, can_focus=True):
     def _redraw(self) -> None:
         entries = self._entries()
         gone = [self.is_gone(batch, f) for batch, _, f in entries]
-        live = [f for (_, _, f), g in zip(entries, gone, strict=True) if not g]
+        live = [f for (_, _, f), g in zip_strict(entries, gone) if not g]
         errors = sum(1 for f in live if f.severity.value == "error")
         title = f"Findings ({len(live)}, {errors} errors"
         withdrawn = f", {len(entries) - len(live)} withdrawn)" if sum(gone) else ")"
         self.border_title = title + withdrawn
-        lines = [self._lines(f, g) for (_, _, f), g in zip(entries, gone, strict=True)]
+        lines = [self._lines(f, g) for (_, _, f), g in zip_strict(entries, gone)]
         if self.has_focus and lines:
             at = min(self.chosen, len(lines) - 1)
             lines[at] = lines[at].stylize("reverse")

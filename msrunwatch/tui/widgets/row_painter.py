@@ -13,6 +13,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
+from msrunwatch.core.compat import zip_strict
 from msrunwatch.judge.model import RankReport
 from msrunwatch.tui import cells
 from msrunwatch.tui.columns import GAP, MAX_ERROR_WIDTH, MIN_ERROR_WIDTH, Column
@@ -77,7 +78,7 @@ class RowPainter:
         widths = [host_width if c.key == "host" else c.width for c in kept]
         fixed = sum(widths[:-1]) + GAP * len(kept)
         widths[-1] = max(MIN_ERROR_WIDTH, width - fixed, min(error_width, MAX_ERROR_WIDTH))
-        layout = list(zip(kept, widths, strict=True))
+        layout = list(zip_strict(kept, widths))
         if layout == self.layout:
             return False
         self.layout, self.total = layout, fixed + widths[-1]

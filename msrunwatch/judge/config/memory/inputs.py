@@ -62,7 +62,7 @@ def number(cfg: TrainingConfig, name: str, notes: Notes) -> float | None:
     if isinstance(raw, bool):
         notes.problem(f"{name}: {raw!r} is not a number")
         return None
-    if isinstance(raw, int | float):
+    if isinstance(raw, (int, float)):
         return float(raw)
     try:
         return float(str(raw).strip())
@@ -87,7 +87,7 @@ def _flag(cfg: TrainingConfig, name: str) -> bool | None:
     raw = cfg.get(name)
     if raw is None or isinstance(raw, bool):
         return raw
-    if isinstance(raw, int | float):
+    if isinstance(raw, (int, float)):
         return bool(raw)
     text = str(raw).strip().lower()
     if text in ("true", "yes", "on", "1"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from msrunwatch.core.compat import zip_strict
 from msrunwatch.judge.config.memory.inputs import Inputs, count
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.read.config.model import TrainingConfig
@@ -17,7 +18,7 @@ def ceil_div(a: int, b: int) -> int:
 def _int_list(raw: object) -> list[int] | None:
     """A list of ints from a list, or a comma/space separated string."""
     items = raw.replace(",", " ").split() if isinstance(raw, str) else raw
-    if not isinstance(items, list | tuple):
+    if not isinstance(items, (list, tuple)):
         return None
     try:
         return [int(x) for x in items]
@@ -70,9 +71,9 @@ def _from_offset(raw: object, inp: Inputs, notes: Notes) -> tuple[int, ...] | No
 
 def _offset_rows(raw: object, pp: int) -> list[list[int]] | None:
     """offset as (chunks x pp) rows, or None when it is 0, absent or malformed."""
-    if not isinstance(raw, list | tuple) or not raw:
+    if not isinstance(raw, (list, tuple)) or not raw:
         return None
-    if all(isinstance(r, list | tuple) for r in raw):
+    if all(isinstance(r, (list, tuple)) for r in raw):
         rows = [_int_list(r) for r in raw]
     else:
         rows = [_int_list(raw)]
@@ -135,7 +136,7 @@ def recompute_plan(cfg: TrainingConfig, layers: tuple[int, ...], notes: Notes) -
         wanted = layers
     else:
         wanted = _per_stage(cfg.get("select_recompute"), layers, "select_recompute", notes, swap)
-    selective = tuple(max(0, min(w, n - r)) for w, n, r in zip(wanted, layers, full, strict=True))
+    selective = tuple(max(0, min(w, n - r)) for w, n, r in zip_strict(wanted, layers, full))
     if any(selective):
         notes.assume("selective recompute: attention core only (Megatron's core_attention)")
         label = f"{label}; selective on {list(selective)} layers".removeprefix("none; ")
@@ -172,14 +173,14 @@ def _per_stage(
         notes.assume(f"{name} op patterns: taken as whole-layer counts (unvalidated)")
         per_pattern = [_per_stage(v, layers, name, notes, swap) for v in raw.values()]
         zeros = tuple(0 for _ in layers)
-        return tuple(max(c) for c in zip(*per_pattern, strict=True)) if per_pattern else zeros
-    if swap and isinstance(raw, list | tuple) and (indices := _int_list(list(raw))) is not None:
+        return tuple(max(c) for c in zip_strict(*per_pattern)) if per_pattern else zeros
+    if swap and isinstance(raw, (list, tuple)) and (indices := _int_list(list(raw))) is not None:
         return _indices_per_stage(indices, layers)
     counts = _stage_counts(raw, len(layers))
     if counts is None:
         notes.assume(f"{name} {raw!r}: taken as every layer (unvalidated)")
         return layers
-    return tuple(max(0, min(c, n)) for c, n in zip(counts, layers, strict=True))
+    return tuple(max(0, min(c, n)) for c, n in zip_strict(counts, layers))
 
 
 def _indices_per_stage(indices: list[int], layers: tuple[int, ...]) -> tuple[int, ...]:
@@ -197,9 +198,9 @@ def _stage_counts(raw: object, pp: int) -> list[int] | None:
         return [1 << 30] * pp
     if isinstance(raw, int):
         return [raw] * pp
-    if not isinstance(raw, list | tuple):
+    if not isinstance(raw, (list, tuple)):
         return None
-    if raw and all(isinstance(r, list | tuple) for r in raw):
+    if raw and all(isinstance(r, (list, tuple)) for r in raw):
         rows = [_stage_counts(r, pp) for r in raw]
         if any(r is None for r in rows):
             return None
