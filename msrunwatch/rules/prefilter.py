@@ -360,7 +360,7 @@ def capture_literals(pattern: str, name: str) -> tuple[Requirement, bool] | None
 
 def _group(tree: object, index: int) -> Sequence[tuple[object, object]] | None:
     """The body of capture group `index`, unless a scoped flag lies on the way to it."""
-    items = tree if isinstance(tree, list | tuple) else getattr(tree, "data", None)
+    items = tree if isinstance(tree, (list, tuple)) else getattr(tree, "data", None)
     if items is None:
         return None
     for item in items:
@@ -371,7 +371,7 @@ def _group(tree: object, index: int) -> Sequence[tuple[object, object]] | None:
             if group == index:
                 return body  # type: ignore[no-any-return]
             found = _group(body, index)
-        elif isinstance(item, list | tuple) or hasattr(item, "data"):
+        elif isinstance(item, (list, tuple)) or hasattr(item, "data"):
             found = _group(item, index)
         else:
             continue
