@@ -3,12 +3,10 @@ colour switches, standard input, completion, and recipes that work in scripts.""
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -155,37 +153,23 @@ def test_a_pipe_gets_the_triage_report_and_its_exit_code() -> None:
 
 
 def test_watch_waits_for_a_directory_that_does_not_exist_yet(tmp_path: Path) -> None:
-    """The job-script recipe: the watcher starts before msrun creates its --log_dir."""
+    """The job-script recipe: the watcher starts before msrun creates its --log_dir. In its
+    own process, as in a job script (in a thread, a redirected stderr raced pytest's capture,
+    and a watcher that did not end kept the test run alive)."""
     target = tmp_path / "msrun_log"
     events = tmp_path / "events.jsonl"
-    codes: list[int] = []
-    err = io.StringIO()
-
-    def watch() -> None:
-        from contextlib import redirect_stderr
-
-        with redirect_stderr(err):
-            codes.append(
-                main(
-                    [
-                        "watch",
-                        str(target),
-                        "--headless",
-                        "--exit-when-done",
-                        "--events",
-                        str(events),
-                    ]
-                )
-            )
-
-    thread = threading.Thread(target=watch)
-    thread.start()
-    time.sleep(0.5)
-    assert thread.is_alive() and not codes
-    shutil.copytree(OOM / "msrun_log", target)
-    thread.join(30)
-    assert codes == [1]
-    assert f"waiting for {target} to appear" in err.getvalue()
+    command = [sys.executable, "-m", "msrunwatch", "watch", str(target), "--headless"]
+    command += ["--exit-when-done", "--events", str(events)]
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as watcher:
+        try:
+            time.sleep(1.0)
+            assert watcher.poll() is None
+            shutil.copytree(OOM / "msrun_log", target)
+            _, err = watcher.communicate(timeout=60)
+        finally:
+            watcher.kill()
+    assert watcher.returncode == 1
+    assert f"waiting for {target} to appear" in err
     assert '"event": "done"' in events.read_text().splitlines()[-1]
 
 
