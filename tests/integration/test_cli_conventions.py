@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -159,17 +158,17 @@ def test_watch_waits_for_a_directory_that_does_not_exist_yet(tmp_path: Path) -> 
     target = tmp_path / "msrun_log"
     events = tmp_path / "events.jsonl"
     command = [sys.executable, "-m", "msrunwatch", "watch", str(target), "--headless"]
-    command += ["--exit-when-done", "--events", str(events)]
+    command += ["--exit-when-done", "--events", str(events), "--wait", "60"]
     with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as watcher:
         try:
-            time.sleep(1.0)
-            assert watcher.poll() is None
+            assert watcher.stderr is not None
+            said = watcher.stderr.readline()  # the directory appears only once it waits
             shutil.copytree(OOM / "msrun_log", target)
             _, err = watcher.communicate(timeout=60)
         finally:
             watcher.kill()
-    assert watcher.returncode == 1
-    assert f"waiting for {target} to appear" in err
+    assert watcher.returncode == 1, said + err
+    assert f"waiting for {target} to appear" in said
     assert '"event": "done"' in events.read_text().splitlines()[-1]
 
 
