@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import re
 
+from msrunwatch.core.memo import LineMemo
 from msrunwatch.read import patterns as P
 from msrunwatch.read.traceback import CHAINED, START
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.prefilter import required_literals, trie_pattern
 
-MEMO = 8192
-"""Lines whose answer is remembered; real logs repeat a few hundred prints."""
-MEMO_LINE = 1024
-"""Only lines up to this long are remembered: the memo holds 8 MiB at most."""
 GLOG_START = rb"^\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V[0-9]+)\] "
 """Every line GLOG_HEADER can match starts so: it is read as a GLOG line, never skipped.
 A line that starts with a date of its own (a suite's logger) dates a print-only log: it
@@ -42,7 +39,7 @@ class QuietLines:
     """Tells, from a line's bytes, whether reading it outside a record changes nothing."""
 
     def __init__(self, matcher: LineMatcher) -> None:
-        self._memo: dict[bytes, bool] = {}
+        self._memo: LineMemo[bytes, bool] = LineMemo()
         self.pattern = self._build(matcher)
         """None when a rule's needs cannot be told: then no line is quiet."""
         self._lines = None if self.pattern is None else re.compile(self.pattern.pattern, re.M)
@@ -83,15 +80,11 @@ class QuietLines:
 
     def quiet(self, line: bytes) -> bool:
         """Whether the line (without its newline) changes nothing read outside a record."""
-        known = self._memo.get(line)
-        if known is None:
-            assert self.pattern is not None
-            known = self.pattern.search(line) is None
-            if len(line) <= MEMO_LINE:
-                if len(self._memo) >= MEMO:
-                    self._memo.clear()
-                self._memo[line] = known
-        return known
+        return self._memo.answer(line, self._reads_nothing)
+
+    def _reads_nothing(self, line: bytes) -> bool:
+        assert self.pattern is not None
+        return self.pattern.search(line) is None
 
 
 _BY_MATCHER: dict[int, tuple[LineMatcher, QuietLines]] = {}

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from msrunwatch.core.compat import sre_constants as C
 from msrunwatch.core.compat import sre_parse as _parser
+from msrunwatch.core.memo import LineMemo
 
 MIN_LITERAL = 4
 MAX_LITERAL = 64
@@ -89,7 +91,15 @@ def required_literals(pattern: str) -> tuple[Requirement, bool] | None:
         tree = _parser.parse(pattern)
     except Exception:  # the `regex` dialect has syntax `re` does not parse
         return None
-    requirement = tuple(literal[:MAX_LITERAL] for literal in _best(tree))
+    return _requirement(tree, tree)
+
+
+def _requirement(
+    tree: Any, node: Sequence[tuple[object, object]]
+) -> tuple[Requirement, bool] | None:
+    """The literals one of which every match of `node` (part of the parsed `tree`) contains,
+    lower-cased when the tree ignores case, and whether it does."""
+    requirement = tuple(literal[:MAX_LITERAL] for literal in _best(node))
     if not requirement:
         return None
     ignore_case = bool(tree.state.flags & re.IGNORECASE)
@@ -220,12 +230,6 @@ _ZEROS = str.maketrans("123456789", "000000000")
 _TOUCHES_TIME = re.compile(r":\d|[\d.] (?:\[|$)|^[\d.:-]+$")
 """A literal that could overlap a GLOG time's digits: one crossing its start (`):2026`), its
 end (`.394 [`) or lying within it. No other literal can (see Prefilter)."""
-MEMO = 8192
-"""Lines (times masked) whose candidate rules are remembered; real logs repeat a few hundred
-messages, each with its own time."""
-MEMO_LINE = 1024
-"""Only lines up to this long are remembered: the memo stays under MEMO x MEMO_LINE
-characters (8 MiB) whatever the log holds."""
 
 
 class Prefilter:
@@ -270,7 +274,8 @@ class Prefilter:
             for fold in (False, True)
         }
         self._hidden: dict[tuple[str, bool], list[int]] = {}
-        self._memo: dict[str, frozenset[int]] = {}
+        self._memo: LineMemo[str, frozenset[int]] = LineMemo()
+        """Lines (times masked) and the rules their literals name."""
         self.literals = frozenset(by_literal)
         """Every required literal, with whether its case is ignored."""
 
@@ -316,13 +321,7 @@ class Prefilter:
         """Rule indexes whose required literal is in the line, plus the always-tried ones."""
         m = _TS.search(line)
         key = line if m is None else line[: m.start(1)] + m[1].translate(_ZEROS) + line[m.end(1) :]
-        scanned = self._memo.get(key)
-        if scanned is None:
-            scanned = self._scan(key)
-            if len(key) <= MEMO_LINE:
-                if len(self._memo) >= MEMO:
-                    self._memo.clear()
-                self._memo[key] = scanned
+        scanned = self._memo.answer(key, self._scan)
         found = set(scanned)
         found.update(self._always)
         if m is not None and self._reach:
@@ -349,13 +348,7 @@ def capture_literals(pattern: str, name: str) -> tuple[Requirement, bool] | None
     group = None if index is None else _group(tree, index)
     if group is None:
         return None
-    requirement = tuple(literal[:MAX_LITERAL] for literal in _best(group))
-    if not requirement:
-        return None
-    ignore_case = bool(tree.state.flags & re.IGNORECASE)
-    if ignore_case:
-        requirement = tuple(x.lower() for x in requirement)
-    return requirement, ignore_case
+    return _requirement(tree, group)
 
 
 def _group(tree: object, index: int) -> Sequence[tuple[object, object]] | None:
