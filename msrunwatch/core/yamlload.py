@@ -129,6 +129,13 @@ class _Composer:
     def _anchor(self, event: Any, node: yaml.Node) -> None:
         self._count(1, event.start_mark)
         if event.anchor is not None:
+            first = self._anchors.get(event.anchor)
+            if first is not None:  # PyYAML refuses it, and so every framework reading with it
+                line, col = _mark(event.start_mark)
+                at, _ = _mark(first.start_mark)
+                raise YamlError(
+                    f"found duplicate anchor {event.anchor!r} (first on line {at})", line, col
+                )
             self._anchors[event.anchor] = node
 
     def _tag(self, kind: type, value: str | None, event: Any) -> str:

@@ -49,6 +49,13 @@ def test_aliases_within_the_budget_still_load_with_positions() -> None:
     assert pos.of(("more", "z"), key=True) == (5, 3)
 
 
+def test_a_duplicate_anchor_is_refused_as_pyyaml_refuses_it() -> None:
+    """The bounded composer took the second `&x` silently; PyYAML (what MindFormers reads
+    configs with) refuses the file, so the config never starts."""
+    with pytest.raises(YamlError, match="duplicate anchor 'x' \\(first on line 1\\)"):
+        load("a: &x 1\nb: &x 2\nc: *x\n")
+
+
 def test_a_rule_file_bomb_is_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
