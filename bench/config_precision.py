@@ -11,7 +11,7 @@
 The corpus files are not in this repository (they are upstream files; only facts about
 them are): `corpus/trees.csv` names each tree's repository, ref and commit, and
 `corpus/manifest.csv` each file's path and git blob id. The files are read from `--corpus
-DIR` (default: $MSRUNWATCH_CONFIG_CORPUS, else /work/staging/corpus/configs), laid out as
+DIR` (default: $MSRUNWATCH_CONFIG_CORPUS, else bench/out/corpus, git-ignored), laid out as
 `<tree>/<path>`, and each file's blob id is checked against the manifest: a file that
 changed is not the file that was reviewed.
 
@@ -43,7 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"
-DEFAULT_CORPUS = "/work/staging/corpus/configs"
+DEFAULT_CORPUS = str(ROOT / "bench" / "out" / "corpus")
 TARGET_FALSE_PER_100 = 1.0
 SEVERITIES = ("error", "warning", "info")
 
