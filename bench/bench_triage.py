@@ -11,6 +11,8 @@ runs each tool in turn, the order rotating from one round to the next, --repeat 
     grep-rules  grep -rn -F -f markers_rules.txt DIR | wc -l   (every fixed string the rules need)
     rg          rg -n -F -f markers_short.txt --no-ignore --hidden DIR | wc -l   (if installed)
     cat         cat FILES > /dev/null                           (the floor: just reading)
+    py-read     python bench/floor.py --passes read FILES       (Python's floor: just reading)
+    py-passes   python bench/floor.py --passes scanner FILES    (the scanner's block passes alone)
     msrunwatch  msrunwatch triage --format json --output triage.json DIR
 
 and reports per tool the median wall time, msrunwatch's time over it, CPU (user + sys of the
@@ -52,7 +54,7 @@ GIB = 1 << 30
 SAMPLE_S = 0.010
 SHORT_MARKERS = ("ERROR", "CRITICAL", "Traceback", "Error", "memory", "EI00", "timed out", "loss")
 """What a person would grep an msrun_log/ for."""
-TOOLS = ("grep-short", "grep-rules", "rg", "cat", "msrunwatch")
+TOOLS = ("grep-short", "grep-rules", "rg", "cat", "py-read", "py-passes", "msrunwatch")
 BASELINES = TOOLS[:-1]
 COLD_FIXTURE = REPO / "fixtures" / "cpu_dp2_oom_alloc_failed" / "msrun_log"
 GREP_MODES = ("pipe", "file")
@@ -357,6 +359,9 @@ def commands(
             cmds[name] = Command(argv, f"{shlex.join(argv)} > {hits.name}", output=hits)
     files = [str(p) for p in data_files(data.path)]
     cmds["cat"] = Command(["cat", *files], f"cat <{len(files)} files> > /dev/null")
+    for name, passes in (("py-read", "read"), ("py-passes", "scanner")):
+        argv = [sys.executable, str(BENCH / "floor.py"), "--passes", passes]
+        cmds[name] = Command([*argv, *files], f"{shlex.join(argv)} <{len(files)} files>")
     report = out / "triage.json"
     argv = [*msrunwatch, "triage", "--format", "json", "--output", str(report), d]
     cmds["msrunwatch"] = Command(argv, shlex.join(argv), output=report)
@@ -397,6 +402,7 @@ TRIAGE_EXITS = (0, 1)
 """Exit codes of a triage that produced a verdict: healthy, or faults found."""
 GREP_EXITS = (0, 1)
 """grep and rg: 0 matches found, 1 none; 2 is an error."""
+GREPS = ("grep-short", "grep-rules", "rg")
 
 
 # -- one benchmark -------------------------------------------------------------------------------
@@ -453,7 +459,7 @@ def bench(data: Dataset, cmds: dict[str, Command], repeat: int) -> Result:
                 ok, result.verdict = check_report(report, data.fault_rank)
                 if not ok:
                     result.problems.append(f"msrunwatch run {i + 1} wrong")
-            elif run.returncode not in ((0,) if tool == "cat" else GREP_EXITS):
+            elif run.returncode not in (GREP_EXITS if tool in GREPS else (0,)):
                 result.problems.append(f"{tool} run {i + 1} exited {run.returncode}")
             result.runs[tool].append(run)
         say(f"  round {i + 1}/{repeat}: " + ", ".join(said))
