@@ -1,19 +1,19 @@
 """The least time CPython takes to read every byte, or to make over every byte the passes
 that msrunwatch's scanner makes, and nothing else: the floor under any triage written in
 Python with the standard library, run as msrunwatch runs (a fork pool of the usable CPUs,
-8 MiB blocks, whole files dealt largest first).
+8 MiB blocks from the heap as core.heap sets it, whole files dealt largest first).
 
     python bench/floor.py --passes read FILE...      # read the blocks, nothing more
     python bench/floor.py --passes scanner FILE...   # plus the scanner's block passes
 
 `scanner` makes the three passes msrunwatch's FileScanner makes over each block, with its
-own compiled patterns: the candidate-line scan (every line that is not an INFO/DEBUG
-line), the compile-marker scans (`[PROF]`, `compiling`) and the newline count; it keeps
-the offsets found, as the scanner does, and parses no line. A line across two blocks is
-not joined (a difference of a few lines in millions). bench_triage.py runs both beside
-grep and ripgrep, as `py-read` and `py-passes`: if `py-passes` alone is slower than a
-target, no Python scanner that makes these passes can meet it. It prints the bytes read
-and the lines found, to stdout, and asserts nothing.
+own compiled patterns: the candidate-line scan (every line that is not an INFO/DEBUG line),
+the compile-marker scans (`[PROF]`, `compiling`) and the newline count; it keeps the
+offsets found, as the scanner does, and parses no line. A line across two blocks is not
+joined (a difference of a few lines in millions). bench_triage.py runs both beside grep
+and ripgrep, as `py-read` and `py-passes`: if `py-passes` alone is slower than a target,
+no Python scanner that makes these passes can meet it. It prints the bytes read and the
+lines found, to stdout, and asserts nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
+from msrunwatch.core.heap import reuse_blocks_below
 from msrunwatch.read import patterns as P
 
 BLOCK = 8 << 20
@@ -76,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     work = PASSES[args.passes]
     files = sorted(args.files, key=lambda f: -os.path.getsize(f))
+    reuse_blocks_below(2 * BLOCK)  # as triage does: blocks from the heap, not fresh mmaps
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(usable_cpus(), context) as pool:

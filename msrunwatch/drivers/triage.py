@@ -10,6 +10,7 @@ from typing import Optional
 
 from msrunwatch.core.errors import InputError
 from msrunwatch.core.fileio import open_regular
+from msrunwatch.core.heap import reuse_blocks_below
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
@@ -28,6 +29,9 @@ PARALLEL_BYTES = 32 << 20
 MIN_PIECE = 16 << 20
 """A file is cut into pieces no smaller than this (each costs a look for its first line)."""
 PIECES_PER_WORKER = 4
+HEAP_BLOCKS = 2 * BLOCK
+"""Allocations below this come from the heap while large inputs are read: a block, the
+carry joined to it and a line up to MAX_LINE fit (see core.heap)."""
 """Work is dealt in about this many parts per worker, so the workers finish together."""
 
 _matcher: LineMatcher | None = None
@@ -140,6 +144,7 @@ def _scan_parallel(
     import multiprocessing  # only large inputs are read in parallel
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    reuse_blocks_below(HEAP_BLOCKS)  # before the fork: the workers inherit it
     method = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(method)
     tasks = plan(files, workers)
