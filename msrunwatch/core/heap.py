@@ -3,10 +3,11 @@
 Triage reads a log 8 MiB at a time and joins each block to the end of the one before:
 two allocations of about 8 MiB per block. glibc serves an allocation that large with a
 fresh mmap, whose pages the kernel faults in and zeroes one at a time, and unmaps it when
-it is freed; its dynamic threshold never rises above a size that keeps coming back. On
-1 GiB that is about 0.6 s of CPU in the kernel, a tenth of the whole triage. With the
-mmap threshold above the block size, the blocks come from the heap, which keeps freed
-memory for the next one (peak RSS: a few MiB more per process).
+it is freed; its dynamic threshold rises only to the size of a block freed, and the next
+block of that size is still served by mmap. On 1 GiB that was 0.2 to 0.6 s of CPU in the
+kernel, up to a tenth of the triage. With the mmap threshold above the block size, the
+blocks come from the heap, which keeps freed memory for the next one (peak RSS: a few MiB
+more per process).
 """
 
 from __future__ import annotations

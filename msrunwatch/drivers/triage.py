@@ -29,10 +29,10 @@ PARALLEL_BYTES = 32 << 20
 MIN_PIECE = 16 << 20
 """A file is cut into pieces no smaller than this (each costs a look for its first line)."""
 PIECES_PER_WORKER = 4
+"""Work is dealt in about this many parts per worker, so the workers finish together."""
 HEAP_BLOCKS = 2 * BLOCK
 """Allocations below this come from the heap while large inputs are read: a block, the
 carry joined to it and a line up to MAX_LINE fit (see core.heap)."""
-"""Work is dealt in about this many parts per worker, so the workers finish together."""
 
 _matcher: LineMatcher | None = None
 
