@@ -186,15 +186,12 @@ class FileScanner:
                 if P.BULK_LINE.match(buf, start - 1):
                     epochs.append(start)
                 elif is_quiet is not None and is_quiet(m[0][1:]):
-                    if quiet and quiet[-1][3] == start - 1:
-                        first, _, count, _ = quiet[-1]
-                        quiet[-1] = (first, start, count + 1, stop)
+                    if self._add_quiet(quiet, (start, start, 1, stop)):
                         streak += 1
                         if streak >= RUN_LINES:  # a flood of prints: the rest in bulk
                             resume = self._run(buf, stop, end, starts, epochs, quiet)
                             break
                         continue
-                    quiet.append((start, start, 1, stop))
                 else:
                     starts.append(start)
                 streak = 0
@@ -247,13 +244,15 @@ class FileScanner:
         return limit
 
     @staticmethod
-    def _add_quiet(quiet: list[Quiet], run: Quiet) -> None:
-        """Add a run of quiet lines, joined to the one before when it follows it directly."""
+    def _add_quiet(quiet: list[Quiet], run: Quiet) -> bool:
+        """Add a run of quiet lines, joined to the one before when it follows it directly;
+        whether it was joined."""
         if quiet and quiet[-1][3] == run[0] - 1:
             first, _, count, _ = quiet[-1]
             quiet[-1] = (first, run[1], count + run[2], run[3])
-        else:
-            quiet.append(run)
+            return True
+        quiet.append(run)
+        return False
 
     def _progress_starts(self, buf: bytes, starts: list[int]) -> list[int]:
         """Starts of the LossMonitor lines to parse; the others are only counted, and their

@@ -171,7 +171,7 @@ def _capture_needs(rule: Rule, level: str, kind: str) -> set[tuple[str, bool]] |
     if when is None or rule.lookup is not None or rule.pattern is None:
         return None
     line = {"level", "kind", "frame"}
-    groups = _groups(rule.pattern)
+    groups = set(rule.match.groupindex) if rule.match is not None else set()
     if groups & {*line, "text"} or not when.names <= line | groups:
         return None  # the line's text, a capture shadowing a line variable, an unknown name
     try:
@@ -187,13 +187,6 @@ def _capture_needs(rule: Rule, level: str, kind: str) -> set[tuple[str, bool]] |
             return None
         needs.update((literal, found[1]) for literal in found[0])
     return needs
-
-
-def _groups(pattern: str) -> set[str]:
-    try:
-        return set(regex.compile(pattern, regex.VERSION1).groupindex)
-    except regex.error:
-        return set()
 
 
 def capture_value(text: str) -> int | float | str:
