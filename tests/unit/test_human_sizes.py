@@ -46,11 +46,11 @@ def test_mib(mib: int | None, text: str) -> None:
         (
             "median actual peak per stage 43509, 54999 MB",
             "median actual peak per stage 42.5 GiB, 53.7 GiB",
-        ),  # fmt: skip
+        ),
         (
             "peak at 71549 MiB, 109% of the 65536 MiB usable",
             "peak at 69.9 GiB, 109% of the 64.0 GiB usable",
-        ),  # fmt: skip
+        ),
         ("hcclBufferSize is 200 MB", "hcclBufferSize is 200 MiB"),
         ("GBS 1 / (MBS 1 x DP 1)", "GBS 1 / (MBS 1 x DP 1)"),  # words, not units
         ("1" * 40 + " B", "1" * 40 + " B"),  # a forged figure is left as written
