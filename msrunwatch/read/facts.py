@@ -169,6 +169,9 @@ class FileFacts:
     neither, shown with U+FFFD)."""
     warnings: tuple[str, ...] = ()
     """What was read only in part (lines a rule gave up on), for the report's warnings."""
+    host: str | None = None
+    """The host whose facts these are, when they came from another node (`msrunwatch facts`):
+    a process is a (host, pid), never a pid alone (every container has pid 1)."""
 
     @property
     def rank(self) -> int | None:
