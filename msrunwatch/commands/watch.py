@@ -21,6 +21,7 @@ from msrunwatch.commands.common import (
     paths,
     rule_options,
     rules_of,
+    use_color,
 )
 from msrunwatch.core.errors import UsageError
 
@@ -51,10 +52,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
         from msrunwatch.tui.launch import run_tui  # type: ignore[import-not-found,unused-ignore]
 
         if args.color == "never":
-            import os
-
             os.environ["NO_COLOR"] = "1"
-        return int(run_tui(live, arrival=arrival, exit_when_done=args.exit_when_done))
+        color = use_color(args.color, sys.stdout)
+        return int(run_tui(live, arrival=arrival, exit_when_done=args.exit_when_done, color=color))
     finally:
         arrival.stop()
         live.close()
@@ -93,6 +93,7 @@ def _headless(args: argparse.Namespace, live: Any, arrival: Any) -> int:
         metrics_port=args.metrics_port,
         metrics_addr=args.metrics_addr,
         on_finding=args.on_finding,
+        on_every_finding=args.on_every_finding,
         exit_when_done=args.exit_when_done,
         poll=args.poll,
     )
@@ -192,5 +193,12 @@ def _headless_options(p: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--on-finding",
         metavar="CMD",
-        help="run CMD (via the shell) for each new error finding, with its JSON on stdin",
+        help="run CMD (via the shell) once for each error cause (the root cause, another "
+        "rank's own fault), with its finding's JSON on stdin",
+    )
+    group.add_argument(
+        "--on-every-finding",
+        action="store_true",
+        help="run --on-finding for every new error finding, the symptoms (timeouts of the "
+        "ranks that waited) and victims too",
     )

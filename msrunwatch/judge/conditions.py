@@ -155,6 +155,11 @@ def _figures(
         ranks_recent=sum(
             1 for s in states if s.silence_s is not None and s.silence_s < ctx.stall_after_s
         ),
+        ranks_writing=sum(
+            1
+            for s in states
+            if s.status in RUNNING and s.silence_s is not None and s.silence_s < ctx.stall_after_s
+        ),
         silent_first_ranks=_silent_first(states, ctx),
         categories=list(seen.categories),
         behind_ranks=_behind(states),

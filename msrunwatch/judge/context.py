@@ -4,9 +4,12 @@ and estimate, the stall threshold."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from msrunwatch.judge.model import RankEstimate
+
+Hang = tuple[tuple[int, int, int], str]
+"""A rank the live view named hung: its progress mark then (statuses.progress_mark), and why."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,9 @@ class Context:
     """A rank silent longer than this (and than 10 of its steps) while others write is stalled."""
     caught_up: bool = True
     """Live view: every file was read to its end (until then, silences mean nothing)."""
+    hung: Mapping[int, Hang] = field(default_factory=dict)
+    """Live view: ranks an earlier verdict named hung; they stay `stalled` while their
+    progress has not moved and their own log says nothing else (statuses.with_hangs)."""
 
     def stage(self, rank: int) -> int:
         """The pipeline stage of a rank (0 when unknown, or for a rank without a number)."""

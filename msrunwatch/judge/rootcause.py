@@ -70,9 +70,14 @@ def from_causes(found: Sequence[Sighting]) -> RootCause | None:
         return None
     first = causes[0]
     same = _same_fault(first, causes)
+    reason = "the earliest fault a rank logged about itself"
+    if first.rank is None:
+        reason = "the earliest fault the scheduler or msrun logged about the job itself"
     if first.rule.blame is Blame.ALL:
-        ranks = [s.rank for s in same if s.rank is not None]
-        return _cause(first, ranks, "every rank that reported this configuration error")
+        ranks = sorted({s.rank for s in same if s.rank is not None})
+        if len(ranks) > 1:  # a fault every rank meets alike (its rule blames all): all named
+            reason += f", reported alike by ranks {rank_ranges(ranks)}"
+        return _cause(first, ranks, reason)
     t0 = first.hit.time
     ranks = [
         s.rank
@@ -84,7 +89,6 @@ def from_causes(found: Sequence[Sighting]) -> RootCause | None:
         )
     ]
     others = sorted({s.rank for s in same if s.rank is not None} - set(ranks))
-    reason = "the earliest fault a rank logged about itself"
     if others:
         reason += f"; rank(s) {rank_ranges(others)} hit the same fault later"
     return _cause(first, ranks, reason)
@@ -124,11 +128,8 @@ def from_peers(
         assert peer is not None
         ended = plain.get(named) is Status.FINISHED
         category = (peer.if_ended or peer.suspect) if ended else peer.suspect
-        how = "ended normally while" if ended else "logged no fault of its own while"
-        reason = (
-            f"rank {s.rank} named rank {named} ({s.occurrence.file}:{s.hit.line}), and "
-            f"rank {named} {how} the others waited"
-        )
+        how = "ended normally while the others still needed it" if ended else "logged no fault"
+        reason = f"rank {s.rank} named rank {named} ({s.occurrence.file}:{s.hit.line}), which {how}"
         return replace(_cause(s, [named], reason), category=category)
     return None
 
@@ -155,7 +156,7 @@ def fallback(found: Sequence[Sighting], extra: Sequence[Synthetic]) -> RootCause
     for syn in extra:
         if syn.rule.role is Role.CAUSE and syn.rule.severity is Severity.ERROR:
             title = syn.rule.title
-            reason = f"no rank logged a fault of its own: {title[:1].lower()}{title[1:]}"
+            reason = f"{title[:1].lower()}{title[1:]} (no rank logged a fault of its own)"
             return run_level(syn.rule, syn.ranks, syn.message, reason)
     named = first_lost(found)
     if named is not None and named[1] not in spoke_up(found):

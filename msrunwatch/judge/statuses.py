@@ -212,3 +212,49 @@ def with_rank_effects(statuses: Statuses, ranked: Mapping[int, list[Sighting]]) 
         if hit is not None and status in QUIET:
             out[rank] = (RANK_EFFECTS[hit.rule.effect], hit.hit.message)
     return out
+
+
+Mark = tuple[int, int, int]
+"""What moves when a rank makes progress: progress lines seen, compiles done and started."""
+
+
+def progress_mark(rank: RankFacts) -> Mark:
+    """The rank's progress so far: a new step line or a compile moves it, a warning does not."""
+    lines = sum(f.progress.lines for f in rank.files if f.progress)
+    c = rank.primary.compile
+    return lines, c.count, c.started
+
+
+def progressed_since(rank: RankFacts | None, when: float | None) -> bool:
+    """Whether the rank logged progress after `when` (it was named hung, then moved on)."""
+    if rank is None or when is None:
+        return False
+    times = [f.progress.time for f in rank.files if f.progress and f.progress.time is not None]
+    return any(t > when for t in times)
+
+
+def spoke_for_itself(rank: RankFacts | None, own: Sequence[Sighting]) -> bool:
+    """Its own log says what became of it: a fault of its own, a timeout of its own (it was
+    alive and waiting), or a normal end. Exit codes and kills by others do not count."""
+    if rank is not None and rank.finished_line:
+        return True
+    return any(s.rule.effect in (Effect.FAIL, Effect.TIME_OUT) for s in own)
+
+
+def with_named(
+    statuses: Statuses,
+    named: Mapping[int, tuple[Status, str]],
+    run: RunFacts,
+    own: Mapping[int, list[Sighting]],
+) -> Statuses:
+    """Ranks the verdict names (hung: `stalled`; the sender of a bad chunk: `failed`) take
+    that status, whatever their quiet looked like (training, waiting, or killed afterwards),
+    until their own log says otherwise."""
+    out = dict(statuses)
+    for rank, (status, why) in named.items():
+        if rank not in out or spoke_for_itself(run.rank(rank), own.get(rank, [])):
+            continue
+        before, reason = out[rank]
+        after = f"; then {reason}" if before in (Status.KILLED, Status.FAILED) and reason else ""
+        out[rank] = (status, why + after)
+    return out

@@ -11,6 +11,7 @@ from typing import Any
 from msrunwatch.judge import rootcause
 from msrunwatch.judge.conditions import (
     LineEvidence,
+    Synthetic,
     rank_sightings,
     rank_silences,
     run_figures,
@@ -21,10 +22,14 @@ from msrunwatch.judge.findings import findings
 from msrunwatch.judge.model import Finding, FirstError, RankReport, Report, RootCause, Status
 from msrunwatch.judge.sightings import Sighting, sightings
 from msrunwatch.judge.statuses import (
+    RANK_EFFECTS,
     Statuses,
     own_sightings,
+    progress_mark,
+    progressed_since,
     rank_statuses,
     silent_ranks,
+    with_named,
     with_rank_effects,
 )
 from msrunwatch.read.runstate import RankFacts, RunFacts
@@ -165,12 +170,45 @@ def _with_stages(run: RunFacts, ctx: Context) -> Context:
     return replace(ctx, stages=stages, stage_of=lambda rank: min(rank // per, stages - 1))
 
 
+def _named(
+    run: RunFacts,
+    ctx: Context,
+    plain: Mapping[int, Status],
+    peer: tuple[RootCause, Rule] | None,
+    extra: Sequence[Synthetic],
+) -> dict[int, tuple[Status, str]]:
+    """Ranks this verdict names, with the status that follows and why: the peer the others
+    waited on (or received a bad chunk from) by its rule's `peer.effect`, the ranks a run
+    rule with an effect names, and (live) the ranks named hung before whose progress has not
+    moved since."""
+    named: dict[int, tuple[Status, str]] = {}
+    for n, (mark, why) in ctx.hung.items():
+        rank = run.rank(n)
+        if rank is not None and progress_mark(rank) == mark:
+            named[n] = (Status.STALLED, why)
+    for syn in extra:
+        if syn.rule.effect in RANK_EFFECTS:
+            named.update(dict.fromkeys(syn.ranks, (RANK_EFFECTS[syn.rule.effect], syn.message)))
+    if peer is not None and peer[1].peer is not None and peer[1].peer.effect in RANK_EFFECTS:
+        cause, rule = peer[0], peer[1].peer
+        status = RANK_EFFECTS[rule.effect]
+        hung = "hung: " if status is Status.STALLED else ""
+        why = f"{hung}{cause.message} ({cause.file}:{cause.line}); its own log shows no fault"
+        for n in cause.ranks:  # not one that left normally (rootcause: `if_ended`) or moved on
+            if plain.get(n) is not Status.FINISHED and not progressed_since(
+                run.rank(n), cause.time
+            ):
+                named[n] = (status, why)
+    return named
+
+
 def judge(
     run: RunFacts, rules: Sequence[Rule], warnings: Sequence[str] = (), ctx: Context | None = None
 ) -> Report:
     """The verdict on a run."""
     ctx = _with_stages(run, ctx or Context())
-    found = sightings(run, {r.id: r for r in rules})
+    by_id = {r.id: r for r in rules}
+    found = sightings(run, by_id)
     silences = rank_silences(run, ctx)
     statuses = rank_statuses(run, own_sightings(found), found, silences)
     plain = {r: s for r, (s, _) in statuses.items()}
@@ -180,12 +218,16 @@ def judge(
     own = own_sightings(found)
     statuses = with_rank_effects(statuses, own_sightings(ranked))
     world = run.expected_ranks or len(run.ranks)
-    cause = rootcause.from_causes(found) or rootcause.from_peers(found, plain, world)
+    cause = rootcause.from_causes(found)
+    by_peer = None if cause else rootcause.from_peers(found, plain, world)
+    cause = cause or by_peer
     figures = values(run_figures(run, plain, ctx, LineEvidence.of(run, found)))
     env = _run_env(_run_state(run, plain, found, cause, silences), figures)
     extra = run_findings(rules, run, env)
     cause = cause or rootcause.fallback(found, extra)
-    grouped = findings(found, cause, extra, {r.id: r for r in rules})
+    peer = (by_peer, by_id[by_peer.rule]) if by_peer and by_peer.rule in by_id else None
+    statuses = with_named(statuses, _named(run, ctx, plain, peer, extra), run, own)
+    grouped = findings(found, cause, extra, by_id)
     hosts = {g.rank: g.host for g in run.registrations}
     ranks = tuple(
         _waiting_on(

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from msrunwatch.core.errors import InputError
 from msrunwatch.judge.conditions import rank_silences
-from msrunwatch.judge.context import Context
+from msrunwatch.judge.context import Context, Hang
 from msrunwatch.judge.model import Finding, Report, Status
+from msrunwatch.judge.statuses import progress_mark
 from msrunwatch.judge.verdict import judge
 from msrunwatch.live.tail import Change, FileTail
 from msrunwatch.read.discover import (
@@ -33,13 +34,15 @@ from msrunwatch.read.discover import (
     log_file,
 )
 from msrunwatch.read.facts import FileFacts
-from msrunwatch.read.runstate import assemble
+from msrunwatch.read.runstate import RunFacts, assemble
 from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.model import Rule
 
-ACTIVE = frozenset({"starting", "compiling", "training", "stalled", "waiting"})
-"""Statuses of a rank that has not ended (by value: `waiting` is newer than some judges)."""
+AT_WORK = frozenset({"starting", "compiling", "training", "waiting"})
+"""Statuses of a rank still at work, or waiting for msrun to stop it (by value)."""
+GONE = frozenset({"finished", "failed", "killed", "timed-out"})
+"""Statuses of a rank whose process has ended."""
 PER_FILE = 4 << 20
 """Bytes read from one file per tick: large enough to catch up fast, small enough to share."""
 PER_TICK = 32 << 20
@@ -51,6 +54,9 @@ JUDGE_S = 1.0
 MAX_DESCRIPTORS = 256
 """Files read with their descriptor kept open, the most recently grown ones; the rest are
 opened again when they grow. Never more than a quarter of the process's RLIMIT_NOFILE."""
+IDLE_TICK_S = 2.0
+"""Once the run has ended and nothing grows, the files are looked at this often (a new file,
+or a stop, wakes the tick at once): a finished run of 1,000 ranks costs next to nothing."""
 JUDGE_SHARE = 0.1
 """Share of the engine's time that re-judging for steps alone may take: a verdict that
 costs 50 ms is recomputed for new steps every 0.5 s, one that costs 1 ms every tick."""
@@ -113,10 +119,16 @@ class Update:
 
     @property
     def ended(self) -> bool:
-        """Caught up, at least one rank, and every rank ended (none starting, compiling,
-        training, stalled or waiting): what --exit-when-done waits for."""
-        ranks = self.report.ranks
-        return self.caught_up and bool(ranks) and all(r.status.value not in ACTIVE for r in ranks)
+        """Caught up and the run has ended (`run_ended`): what --exit-when-done waits for."""
+        return self.caught_up and run_ended(self.report)
+
+
+def run_ended(report: Report) -> bool:
+    """No rank is still at work or waiting, and at least one has ended. A stalled rank does
+    not keep a run going once others have ended (its peers timed out or failed: msrun stops
+    it), but a run whose every rank is stalled has not ended: the whole job hangs."""
+    statuses = [r.status.value for r in report.ranks]
+    return not any(s in AT_WORK for s in statuses) and any(s in GONE for s in statuses)
 
 
 class LiveRun:
@@ -154,6 +166,8 @@ class LiveRun:
         self._previous: Report | None = None
         self._seen: dict[tuple[str, str], tuple[int, ...]] = {}
         self._urgent = True
+        self._hung: dict[int, Hang] = {}
+        """Ranks the last verdict called stalled: they stay so until their log moves on."""
 
     # -- files ------------------------------------------------------------------------
 
@@ -211,6 +225,13 @@ class LiveRun:
     def paths(self) -> list[Path]:
         """Files being followed (resolved)."""
         return list(self._files)
+
+    def discover(self) -> int:
+        """List the targets now (before the first tick reads anything): how many logs there
+        are to read, for a screen that says so while the first read takes its time."""
+        self._rescan()
+        self._last_rescan = self.clock()
+        return len(self._files)
 
     def _read(self, key: Path, tracked: _Tracked, budget: int) -> tuple[int, str | None]:
         """Read one file within the budget; returns bytes read and a restart notice."""
@@ -278,13 +299,14 @@ class LiveRun:
         """At once for urgent news; while catching up, once a JUDGE_S (what is read then
         happened in the past); for new steps alone, when the judging budget allows."""
         since = now - self._last_judge
-        if self._previous is None or since >= JUDGE_S:
+        stale = any(t.stale for t in self._files.values())
+        if self._previous is None or (self._urgent and not behind):
             return True
-        if behind:
-            return False
-        if self._urgent:
+        if not stale and not behind and run_ended(self._previous):
+            return False  # an ended run's verdict changes only with new lines
+        if since >= JUDGE_S:
             return True
-        return since >= self._judge_gap and any(t.stale for t in self._files.values())
+        return not behind and since >= self._judge_gap and stale
 
     def _judge(self, now: float, read: int, behind: int, restarted: list[str]) -> Update:
         began = time.perf_counter()
@@ -296,9 +318,14 @@ class LiveRun:
         quiet = self._silence(now)
         run = assemble(self.targets, facts)
         ctx = Context(
-            now=now, quiet_s=quiet, stall_after_s=self.stall_after_s, caught_up=behind == 0
+            now=now,
+            quiet_s=quiet,
+            stall_after_s=self.stall_after_s,
+            caught_up=behind == 0,
+            hung=self._hung,
         )
         report = judge(run, self.rules, [*self.warnings(), *run.warnings], ctx)
+        self._hung = held_hangs(report, run)
         update = Update(
             report,
             self._new_findings(report),
@@ -345,6 +372,19 @@ class LiveRun:
         """Release every file."""
         for tracked in self._files.values():
             tracked.tail.close()
+
+
+def held_hangs(report: Report, run: RunFacts) -> dict[int, Hang]:
+    """The stalled ranks of a verdict, each with its progress now and why: the next verdict
+    keeps them stalled until that progress moves or their own log says what became of them
+    (a hung rank that only logs a lost connection, or whose peers time out, is still hung)."""
+    held = {}
+    for r in report.ranks:
+        facts = run.rank(r.rank)
+        if r.status is Status.STALLED and facts is not None:
+            why, _, _ = r.status_reason.partition("; then ")  # what followed is judged anew
+            held[r.rank] = (progress_mark(facts), why)
+    return held
 
 
 def descriptor_cap() -> int:

@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Iterable
 
-from msrunwatch.judge.model import Finding, Occurrence, RankReport, Report
+from msrunwatch.judge.model import Finding, Occurrence, RankReport, Report, Status
 from msrunwatch.read.timestamps import clock, iso
 from msrunwatch.rules.template import rank_ranges
 
@@ -186,13 +186,34 @@ def headline(report: Report) -> str:
         counts[r.status.value] = counts.get(r.status.value, 0) + 1
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: -kv[1]))
     if c is not None:
-        first = "failed first" if len(c.ranks) == 1 else "failed"
-        return f"{ranks_text(c.ranks)} {first}: {c.category} ({summary})"
+        return f"{cause_subject(report)} {cause_verb(report)}: {c.category} ({summary})"
     if report.outcome == "ok":
         return f"no faults; {summary}"
     if report.outcome == "running":
         return f"no faults so far; {summary}"
     return summary or "no ranks found"
+
+
+def cause_subject(report: Report) -> str:
+    """Who the root cause is about: its ranks, or the job (the scheduler's or msrun's fault
+    about the job itself names no rank)."""
+    c = report.root_cause
+    return ranks_text(c.ranks) if c and c.ranks else "the job"
+
+
+def cause_verb(report: Report) -> str:
+    """What the root-cause ranks did, in the words of their status: `failed first`, `hung
+    first` when every one of them is stalled, `finished, with` when they ended normally, `left
+    no log` when none has a log (the verdict and the table say the same)."""
+    c = report.root_cause
+    ranks = set(c.ranks) if c else set()
+    named = [r.status for r in report.ranks if r.rank in ranks]
+    if named and all(s is Status.UNKNOWN for s in named):
+        return "left no log"  # the job expected them; what they did is not in these logs
+    if named and all(s is Status.FINISHED for s in named):
+        return "finished, with"  # a normal end, yet the fault (early-exit, over budget)
+    verb = "hung" if named and all(s is Status.STALLED for s in named) else "failed"
+    return f"{verb} first" if len(ranks) == 1 else verb
 
 
 def join_path(log_dir: str | None, file: str) -> str:

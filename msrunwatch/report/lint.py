@@ -32,7 +32,7 @@ def render(report: Report, rules: Sequence[Rule]) -> str:
     }
     summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items())
     cause = report.root_cause
-    verdict = f"; root cause: {cause.category} on {fmt.ranks_text(cause.ranks)}" if cause else ""
+    verdict = f"; root cause: {cause.category} on {fmt.cause_subject(report)}" if cause else ""
     if report.warnings:
         verdict += f"; {len(report.warnings)} input problem(s), see the warnings"
     out.append(f"{summary} ({len(rules)} rules, outcome {report.outcome}{verdict})")

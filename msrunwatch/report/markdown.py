@@ -24,7 +24,7 @@ def _verdict(report: Report) -> list[str]:
     ]
     c = report.root_cause
     if c is not None:
-        out.append(f"- Root cause: {_code(c.rule)} ({c.category}) on {fmt.ranks_text(c.ranks)}")
+        out.append(f"- Root cause: {_code(c.rule)} ({c.category}) on {fmt.cause_subject(report)}")
         out.append(f"- Message: {_escape(fmt.human_sizes(c.message))}")
         if c.file:
             stamp = fmt.when(c.time, c.time_exact)

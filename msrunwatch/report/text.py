@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -148,6 +149,16 @@ def _finding(f: Finding, style: fmt.Style) -> list[str]:
     if len(f.occurrences) > len(shown):
         lines.append(f"           ... and {len(f.occurrences) - len(shown)} more")
     return lines
+
+
+def verdict(report: Report, color: bool = False) -> str:
+    """The verdict alone (what stays on a terminal after the live view closes), the
+    warnings, and the command that prints the rest."""
+    out = _verdict(report, fmt.Style(color))
+    out.extend(safe(f"warning: {warning}") for warning in report.warnings)
+    targets = " ".join(shlex.quote(d) for d in report.log_dirs)
+    out.append(safe(f"  every rank and finding: msrunwatch triage {targets}"))
+    return "\n".join(out) + "\n"
 
 
 def render(report: Report, color: bool = False, show_all: bool = False) -> str:

@@ -314,7 +314,7 @@ def _peer(
         if value is not None and value not in CATEGORIES and not value.startswith("x-"):
             line, col = pos.of(("peer", key))
             raise RuleError(path, f"peer {key}: unknown category {value!r}", line, col, data["id"])
-    return Peer(rank, given["suspect"], given.get("if_ended"))
+    return Peer(rank, given["suspect"], given.get("if_ended"), Effect(given.get("effect", "none")))
 
 
 def _subject_of(data: dict[str, Any]) -> Subject | None:

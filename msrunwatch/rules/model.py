@@ -40,6 +40,8 @@ class Peer:
     """The category the named rank gets as the root cause."""
     if_ended: str | None = None
     """Its category when its log ended normally: it left while others still needed it."""
+    effect: Effect = Effect.NONE
+    """What being named does to its status (stall: it hangs; fail: it sent a bad chunk)."""
 
 
 @dataclass(frozen=True)

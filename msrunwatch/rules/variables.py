@@ -137,6 +137,11 @@ class RunFigures:
     median_silence_s: Number | None = var("median silence_s over ranks (live view)")
     median_cadence_s: Number | None = var("median cadence_s over ranks with progress")
     ranks_recent: int = var("ranks whose log grew within stall_after_s (live view)", 0)
+    ranks_writing: int = var(
+        "ranks still at work (starting, compiling, training) whose log grew within "
+        "stall_after_s (live view): a rank that timed out or failed is not writing on",
+        0,
+    )
     silent_first_ranks: list[int] = var(
         "list: when every running rank is silent, the ones that went quiet first", ()
     )

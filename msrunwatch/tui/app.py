@@ -21,6 +21,7 @@ from msrunwatch.tui.feed import Feed
 from msrunwatch.tui.messages import (
     FilesRestarted,
     FindingsRaised,
+    LogsFound,
     SnapshotUpdated,
     TargetsAwaited,
 )
@@ -72,6 +73,8 @@ class MsrunwatchApp(App[int]):
         self.exit_when_done = exit_when_done
         self.gave_up: str | None = None
         """Why the app exited on its own with code 2 (a target never appeared)."""
+        self.run_ended = False
+        """The app exited on its own because the run ended (--exit-when-done)."""
         self.targets = tuple(targets)
         self.clock = clock
         self.last: Update | None = None
@@ -119,6 +122,7 @@ class MsrunwatchApp(App[int]):
         if self.feed is not None:
             self.feed.applied()
         if self.exit_when_done and message.update.ended:
+            self.run_ended = True
             self.exit(self.verdict_code)
 
     def apply(self, update: Update) -> None:
@@ -134,6 +138,15 @@ class MsrunwatchApp(App[int]):
                 rank = next((r for r in report.ranks if r.rank == self.screen.rank.rank), None)
                 if rank is not None:
                     self.screen.show(rank, report.findings)
+
+    def on_logs_found(self, message: LogsFound) -> None:
+        """Before the first snapshot: say that the logs found are being read."""
+        if self.last is None:
+            reading = f"reading {message.count} logs…" if message.count else EMPTY
+            self.header.reading = message.count
+            self.table.empty_text = reading
+            self.header.refresh()
+            self.table.refresh()
 
     def on_targets_awaited(self, message: TargetsAwaited) -> None:
         if message.expired:

@@ -17,10 +17,11 @@ from textual.message import Message
 
 from msrunwatch.judge.model import Report
 from msrunwatch.live.observer import Arrival
-from msrunwatch.live.run import LiveRun, Update
+from msrunwatch.live.run import IDLE_TICK_S, LiveRun, Update
 from msrunwatch.tui.messages import (
     FilesRestarted,
     FindingsRaised,
+    LogsFound,
     SnapshotUpdated,
     TargetsAwaited,
 )
@@ -76,6 +77,7 @@ class LiveFeed:
         try:
             if not self._await(post):
                 return
+            post(LogsFound(self.live.discover()))
             while not self._stop.is_set():
                 started = time.monotonic()
                 update = self.live.tick()
@@ -85,9 +87,19 @@ class LiveFeed:
                         post(message)
                     self._applied.wait(BACKLOG_WAIT_S)
                 if not update.behind:
-                    self._stop.wait(max(self.tick_s - (time.monotonic() - started), 0.0))
+                    self._pause(self._period(update) - (time.monotonic() - started))
         finally:
             self._done.set()
+
+    def _period(self, update: Update) -> float:
+        """The tick period: a slow heartbeat once the run has ended and nothing was read."""
+        return IDLE_TICK_S if update.ended and not update.bytes_read else self.tick_s
+
+    def _pause(self, seconds: float) -> None:
+        """Sleep until the next tick; a new file (the observer) or `stop` ends it early."""
+        wake = self.live.dirty.wake
+        if seconds > 0 and not self._stop.is_set():
+            wake.wait(seconds)
 
     def _await(self, post: Post) -> bool:
         """Wait for missing targets, telling the app; False when stopped or out of time."""
@@ -114,6 +126,7 @@ class LiveFeed:
     def stop(self) -> None:
         self._stop.set()
         self._applied.set()
+        self.live.dirty.wake.set()
 
     def applied(self) -> None:
         self._applied.set()

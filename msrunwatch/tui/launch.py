@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from msrunwatch.judge.model import Report
 from msrunwatch.live.observer import Arrival
 from msrunwatch.live.run import LiveRun
 from msrunwatch.tui.app import MsrunwatchApp
@@ -18,9 +19,11 @@ def run_tui(
     tick_s: float = 0.25,
     arrival: Arrival | None = None,
     exit_when_done: bool = False,
+    color: bool = False,
 ) -> int:
-    """Show the live view until the user quits (or, with `exit_when_done`, the run ends);
-    returns triage's exit code for the run, 2 when a target never appeared."""
+    """Show the live view until the user quits (or, with `exit_when_done`, the run ends:
+    then the verdict is printed as triage prints it, `color` or not, so it stays on the
+    terminal); returns triage's exit code for the run, 2 when a target never appeared."""
     feed = LiveFeed(live, tick_s, arrival)
     app = MsrunwatchApp(feed, live.targets, exit_when_done=exit_when_done)
     code = app.run()
@@ -30,4 +33,13 @@ def run_tui(
         print(f"msrunwatch: error: {app.gave_up}", file=sys.stderr)
     if code is None:  # the app failed; Textual printed why
         return app.return_code or 1
+    if app.run_ended and app.last is not None:  # --exit-when-done: the verdict stays on screen
+        print(verdict_text(app.last.report, color), end="", flush=True)
     return code
+
+
+def verdict_text(report: Report, color: bool) -> str:
+    """The final verdict as triage prints it (its first lines: a screen's worth)."""
+    from msrunwatch.report import text
+
+    return text.verdict(report, color=color)

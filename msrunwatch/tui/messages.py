@@ -53,3 +53,11 @@ class TargetsAwaited(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, TargetsAwaited)
+
+
+class LogsFound(Message):
+    """The targets were listed before the first read: how many logs the view is reading."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.count = count

@@ -208,6 +208,8 @@ def test_live_run_status_changes_and_exit(tmp_path: Path, make_rig: Callable[...
     for name, lines in logs.items():
         (log_dir / name).write_bytes(b"".join(lines[: cut[name]]))
     rig = make_rig(log_dir, exit_when_done=True)
+    for path in log_dir.iterdir():  # just written, on the fake clock: nobody is silent yet
+        os.utime(path, (rig.clock.now, rig.clock.now))
     assert rig.step() is None
     first = rig.new_events()
     assert {(e["rank"], e["status"]) for e in by_event(first, "rank_status")} == {
@@ -219,6 +221,7 @@ def test_live_run_status_changes_and_exit(tmp_path: Path, make_rig: Callable[...
         for name in ("worker_0.log", "worker_1.log"):
             with (log_dir / name).open("ab") as fh:
                 fh.write(b"".join(logs[name][cut[name] : k]))
+            os.utime(log_dir / name, (rig.clock.now, rig.clock.now))
             cut[name] = min(k, len(logs[name]))
         assert rig.step() == code  # done once both workers logged their end
     changes = [
@@ -491,13 +494,18 @@ def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
-def test_on_finding_runs_once_per_error_finding(
-    tmp_path: Path, make_rig: Callable[..., Rig]
+@pytest.mark.parametrize("every", [False, True])
+def test_on_finding_runs_once_per_cause(
+    tmp_path: Path, make_rig: Callable[..., Rig], every: bool
 ) -> None:
+    """Once per cause: the OOM runs the command, its symptoms (the scheduler's timeouts) do
+    not; with --on-every-finding, every error finding runs it once."""
     log_dir = copy_run(tmp_path, FAILING)
     sink = tmp_path / "hook.jsonl"
     rig = make_rig(
-        log_dir, on_finding=f"cat >> '{sink}'; echo >> '{sink}.env' \"$MSRUNWATCH_RULE\""
+        log_dir,
+        on_finding=f"cat >> '{sink}'; echo >> '{sink}.env' \"$MSRUNWATCH_RULE\"",
+        on_every_finding=every,
     )
     rig.step()
     # the same findings again on a restarted rank: a spread, not a new key
@@ -514,8 +522,11 @@ def test_on_finding_runs_once_per_error_finding(
     errors = [e for e in by_event(rig.events(), "finding") if e["severity"] == "error"]
     first: dict[tuple[str, str], dict[str, Any]] = {}
     for e in errors:
-        first.setdefault((e["rule"], e["fingerprint"]), e)
+        if every or e["role"] in ("root-cause", "cause"):
+            first.setdefault((e["rule"], e["fingerprint"]), e)
+    assert len(first) == (2 if every else 1)
     assert len(errors) > len(first)  # the OOM spread again after the restart
+    assert len(records) == len(first)
     assert sorted(records, key=lambda r: r["rule"]) == sorted(
         first.values(), key=lambda r: r["rule"]
     )  # once per key, with the event's JSON on stdin
@@ -532,7 +543,7 @@ def test_on_finding_failure_is_one_warning(tmp_path: Path, make_rig: Callable[..
     assert rig.headless.hook is not None
     rig.headless.hook.close(wait=True)
     warnings = rig.err.getvalue().splitlines()
-    assert len(warnings) == 2  # one per error finding (the scheduler's restatements are one)
+    assert len(warnings) == 1  # once for the cause (the OOM), not for its symptoms
     assert all(w.startswith("msrunwatch: warning: --on-finding for ") for w in warnings)
     assert any("oom-memory-not-enough: exit code 7: no webhook" in w for w in warnings)
 
@@ -551,11 +562,11 @@ def test_slow_on_finding_never_blocks_a_tick(tmp_path: Path, rules: list[Rule]) 
     started = time.monotonic()
     headless.step()
     headless.step()
-    assert time.monotonic() - started < 5  # four 30 s commands were started
+    assert time.monotonic() - started < 5  # a 30 s command was started
     assert headless.hook is not None
     headless.hook.close(wait=True)
     assert time.monotonic() - started < 10  # killed at the timeout, not after 30 s
-    assert err.getvalue().count("killed after 0.5 s") == 2
+    assert err.getvalue().count("killed after 0.5 s") == 1
     headless.close()
     live.close()
 

@@ -12,11 +12,11 @@ import pytest
 from textual.message import Message
 
 from msrunwatch.judge.model import Status
-from msrunwatch.live.run import LiveRun
+from msrunwatch.live.run import IDLE_TICK_S, LiveRun
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.feed import LiveFeed, Post, messages
-from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, LogsFound, SnapshotUpdated
 from tests.tui.tui_scenarios import fixture_report, healthy_copy, oom_line_for, snapshot
 
 
@@ -119,3 +119,75 @@ async def test_a_failing_feed_is_shown_not_fatal() -> None:
         assert "feed stopped: OSError: Input/output error" in str(target.header.render())
         await pilot.press("down", "q")  # still answers keys
     assert target.return_value == 0
+
+
+def test_the_feed_says_what_it_reads_and_idles_once_the_run_ended(tmp_path: Path) -> None:
+    """Before the first read, how many logs (the screen says `reading 3 logs…`, not
+    `waiting for rank logs…`); once the run has ended and nothing grows, a slow heartbeat;
+    a stop still ends the wait at once."""
+    run = healthy_copy(tmp_path)
+    live = LiveRun([str(run)], load_rules())
+    feed = LiveFeed(live, tick_s=0.05)
+    seen: list[Message] = []
+    ended = threading.Event()
+
+    def post(message: Message) -> None:
+        seen.append(message)
+        if isinstance(message, SnapshotUpdated):
+            feed.applied()
+            if message.update.ended:
+                ended.set()
+
+    thread = threading.Thread(target=feed.run, args=(post,), daemon=True)
+    thread.start()
+    try:
+        assert ended.wait(10)
+    finally:
+        feed.stop()
+        assert feed.join(5), "a stop ends the idle heartbeat's wait"
+        live.close()
+    found = seen[0]
+    assert isinstance(found, LogsFound) and found.count == 3  # 2 workers and the scheduler
+    last = [m for m in seen if isinstance(m, SnapshotUpdated)][-1].update
+    idle = type(last)(last.report, time=last.time)  # ended, and nothing read this tick
+    assert feed._period(idle) == IDLE_TICK_S > feed.tick_s
+    assert feed._period(type(last)(last.report, bytes_read=1, time=last.time)) == feed.tick_s
+
+
+async def test_the_screen_says_it_is_reading_before_the_first_snapshot() -> None:
+    target = MsrunwatchApp(None, ["msrun_log"])
+    async with target.run_test(size=(80, 24)) as pilot:
+        target.post_message(LogsFound(512))
+        await pilot.pause()
+        assert "reading 512 logs…" in str(target.header.render())
+        assert target.table.empty_text == "reading 512 logs…"
+
+
+async def test_exit_when_done_leaves_the_verdict_on_the_terminal() -> None:
+    """The view closes when the run ends; what it showed is printed after it (launch)."""
+    from msrunwatch.tui.launch import verdict_text
+
+    report = fixture_report("cpu_dp2_oom_alloc_failed")
+    target = MsrunwatchApp(None, ["msrun_log"], exit_when_done=True)
+    async with target.run_test(size=(80, 24)) as pilot:
+        target.post_message(SnapshotUpdated(snapshot(report)))
+        await pilot.pause()
+    assert target.run_ended and target.return_value == 1
+    text = verdict_text(report, color=False).splitlines()
+    assert text[0] == "FAILED  rank 1 failed first: oom (2 failed)"
+    assert (
+        text[-1] == "  every rank and finding: msrunwatch triage fixtures/cpu_dp2_oom_alloc_failed"
+    )
+    assert len(text) < 12  # a screen's worth: the table and findings are triage's
+
+
+async def test_a_run_level_cause_says_why_where_a_line_would_be() -> None:
+    report = fixture_report("synth_rank_silent_empty_log")
+    assert report.root_cause is not None and report.root_cause.file is None
+    target = MsrunwatchApp(None, ["msrun_log"])
+    async with target.run_test(size=(80, 24)) as pilot:
+        target.post_message(SnapshotUpdated(snapshot(report)))
+        await pilot.pause()
+        header = str(target.header.render())
+    assert "rank 2 hung first: stalled" in header
+    assert "why: a rank stayed silent" in header and "at -" not in header

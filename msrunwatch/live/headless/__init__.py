@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from msrunwatch.live.headless.events import SCHEMA
 from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, HOOK_WORKERS
-from msrunwatch.live.headless.loop import MIN_GAP_S, RUNNING, TICK_S, Headless
+from msrunwatch.live.headless.loop import MIN_GAP_S, TICK_S, Headless
 from msrunwatch.live.headless.metrics import OUTCOMES, RunCollector
 from msrunwatch.live.headless.options import HeadlessOptions
 from msrunwatch.live.headless.signals import REPEAT_S
@@ -26,7 +26,6 @@ __all__ = [
     "MIN_GAP_S",
     "OUTCOMES",
     "REPEAT_S",
-    "RUNNING",
     "SCHEMA",
     "TICK_S",
     "Headless",

@@ -85,14 +85,13 @@ class EventStream:
 
     def emit(self, event: str, **payload: Any) -> dict[str, Any]:
         """Write one event; returns the record as written."""
-        record: dict[str, Any] = {
-            "event": event,
-            "time": iso_now(self.clock()),
-            "schema": SCHEMA,
-            **payload,
-        }
+        record = self.record(event, **payload)
         self._write(record)
         return record
+
+    def record(self, event: str, **payload: Any) -> dict[str, Any]:
+        """One event as it would be written now (a hook's stdin for a finding written before)."""
+        return {"event": event, "time": iso_now(self.clock()), "schema": SCHEMA, **payload}
 
     def _write(self, record: dict[str, Any]) -> None:
         """One line, flushed; a closed pipe ends the run, another error only warns once."""

@@ -16,23 +16,21 @@ from prometheus_client import CollectorRegistry
 from msrunwatch import __version__
 from msrunwatch.core.exit_codes import ExitCode
 from msrunwatch.core.sanitize import terminal
-from msrunwatch.judge.model import Report, Status
+from msrunwatch.judge.model import Finding, Report
 from msrunwatch.live.headless.events import EventStream, PipeClosed, relabel_time
 from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, Hook
 from msrunwatch.live.headless.metrics import RunCollector, Snapshot, serve
 from msrunwatch.live.headless.options import HeadlessOptions
 from msrunwatch.live.headless.signals import StopSignals
-from msrunwatch.live.run import LiveRun, Update
+from msrunwatch.live.run import IDLE_TICK_S, LiveRun, Update
 from msrunwatch.report import jsonout
 
+CAUSES = frozenset({"root-cause", "cause"})
+"""Roles that run --on-finding: a rank's own fault, not the timeouts and kills it caused."""
 TICK_S = 0.1
 """Period of the ticks: each one stats every followed file, so this bounds the latency."""
 MIN_GAP_S = 0.02
 """Shortest pause between two ticks, even after a slow one, so the loop never spins."""
-RUNNING = frozenset(
-    {Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED, Status.WAITING}
-)
-"""Statuses of a rank that has not ended yet."""
 
 
 class Headless:
@@ -74,6 +72,8 @@ class Headless:
         self._stop = StopSignals(lambda: self.live.dirty.wake.set())
         self._started = False
         self._tick_began = 0.0
+        self._idle = False
+        """The run has ended and the last tick read nothing: tick at the slow heartbeat."""
 
     # -- setup and teardown
 
@@ -135,15 +135,15 @@ class Headless:
             self.start()
         self._tick_began = time.monotonic()
         update = self.live.tick()
+        self._idle = update.ended and not update.bytes_read
         self._publish(update)
         if self.exit_when_done and self.done(update):
             return int(ExitCode.FINDINGS if update.report.has_errors else ExitCode.OK)
         return None
 
     def done(self, update: Update) -> bool:
-        """Caught up, at least one rank, and none still starting, compiling, training or stalled."""
-        ranks = update.report.ranks
-        return update.caught_up and bool(ranks) and all(r.status not in RUNNING for r in ranks)
+        """The run has ended (live.run.run_ended), as the view decides it too."""
+        return update.ended
 
     def _publish(self, update: Update) -> None:
         """Emit the tick's events in order and replace the metrics snapshot."""
@@ -205,7 +205,9 @@ class Headless:
             )
 
     def _emit_findings(self, update: Update) -> None:
-        """A finding event per new finding (or one on more ranks), and its hook."""
+        """A finding event per new finding (or one on more ranks), and the hook once per
+        cause: not for its symptoms and victims (unless every finding was asked for), and
+        for a finding written before once it becomes the root cause."""
         for f in update.new_findings:
             key = (f.rule, f.fingerprint)
             had = self._ranks_before.get(key)
@@ -215,8 +217,14 @@ class Headless:
                 "finding", **relabel_time(jsonout.finding(f)), spread=key in self._announced
             )
             self._announced.add(key)
-            if self.hook is not None:
-                self.hook.submit(f, record)
+            self._hook(f, record)
+        for f in update.report.findings:
+            if f.role == "root-cause" and (f.rule, f.fingerprint) in self._announced:
+                self._hook(f, self.events.record("finding", **relabel_time(jsonout.finding(f))))
+
+    def _hook(self, f: Finding, record: dict[str, Any]) -> None:
+        if self.hook is not None and (self.options.on_every_finding or f.role in CAUSES):
+            self.hook.submit(f, record)
 
     def _root_cause(self, report: Report) -> None:
         """A root_cause event when the root cause appears, changes or is cleared."""
@@ -292,7 +300,8 @@ class Headless:
         file or a stop signal wakes it early), and never less than MIN_GAP_S."""
         if self._behind():
             return
-        rest = self.tick_s - (time.monotonic() - self._tick_began)
+        period = IDLE_TICK_S if self._idle else self.tick_s
+        rest = period - (time.monotonic() - self._tick_began)
         time.sleep(min(MIN_GAP_S, self.tick_s))
         if self._stop.signum is None and rest > MIN_GAP_S:
             self.live.dirty.wake.wait(rest - MIN_GAP_S)

@@ -16,7 +16,9 @@ class HeadlessOptions:
     metrics_addr: str = "127.0.0.1"
     """Address of the metrics server: this host only unless told otherwise."""
     on_finding: str | None = None
-    """Shell command run for each new error finding."""
+    """Shell command run once for each error cause (the root cause, another rank's own fault)."""
+    on_every_finding: bool = False
+    """Run it for symptoms and victims too (the timeouts of the ranks that waited)."""
     exit_when_done: bool = False
     """Exit with triage's code once every rank ended."""
     poll: bool = False

@@ -349,8 +349,10 @@ class RankTable(ScrollView, can_focus=True):
             self._reorder()
 
     def tick(self) -> None:
-        """Repaint the visible lines (the SILENT column reads differently as time passes)."""
-        self.refresh()
+        """Repaint the visible lines (the SILENT column reads differently as time passes),
+        unless the run has ended: its silences are on the log's clock and stand still."""
+        if not self.model.frozen:
+            self.refresh()
 
     def on_focus(self) -> None:
         self._refresh_position(self.cursor)

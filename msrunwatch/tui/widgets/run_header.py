@@ -29,8 +29,7 @@ def verdict(report: Report) -> str:
     """The verdict without the counts: the root cause as soon as there is one."""
     c = report.root_cause
     if c is not None:
-        first = "failed first" if len(c.ranks) == 1 else "failed"
-        return f"{fmt.ranks_text(c.ranks)} {first}: {c.category}"
+        return f"{fmt.cause_subject(report)} {fmt.cause_verb(report)}: {c.category}"
     if not report.ranks:
         return "no rank logs yet"
     words = {"ok": "no faults", "running": "no faults so far", "failed": "faults, no root cause"}
@@ -85,11 +84,19 @@ class RunHeader(Widget):
         self.feed_error: str | None = None
         self.awaiting: TargetsAwaited | None = None
         """The targets the feed is waiting for, until the first snapshot."""
+        self.reading: int | None = None
+        """Logs found before the first snapshot: they are being read."""
         self._quiet: tuple[float, float] | None = None
         """(seconds since the most recent line of any rank, when measured)."""
 
     def on_mount(self) -> None:
-        self.set_interval(1.0, self.refresh)
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        """Redraw what ages (`last line 12s ago`, waiting since); nothing ages once the run
+        has ended (its times are the log's own)."""
+        if self.update is None or not self.update.ended:
+            self.refresh()
 
     def show(self, update: Update) -> None:
         """Take a newer snapshot."""
@@ -120,7 +127,8 @@ class RunHeader(Widget):
     def _starting(self, width: int) -> list[Content]:
         awaiting = self.awaiting
         if awaiting is None:
-            badge = Content.styled(" STARTING ", OUTCOME_STYLE["unknown"])
+            word = " READING " if self.reading else " STARTING "
+            badge = Content.styled(word, OUTCOME_STYLE["unknown"])
             return [self._line(badge, width), Content(f"watching {self._where()}")]
         since = cells.ago(max(time.monotonic() - awaiting.since, 0.0))
         badge = Content.styled(" WAITING ", OUTCOME_STYLE["unknown"])
@@ -146,6 +154,8 @@ class RunHeader(Widget):
         if self.paused:
             note = f" · {self.waiting} updates waiting" if self.waiting else ""
             return Content.styled(f"⏸ paused{note}", "bold $text-warning")
+        if update is None and self.reading:
+            return Content.styled(f"⟳ reading {self.reading} logs…", "$text-warning")
         if update is None:
             return Content.styled("⟳ starting", "$text-muted")
         if update.behind:
@@ -178,9 +188,12 @@ class RunHeader(Widget):
             watching = Content.styled(f"watching {self._where()}", "$text-muted")
             return [watching.truncate(width, ellipsis=True), Content(memory).truncate(width)]
         message = Content.styled(fmt.human_sizes(cells.printable(c.message)), "$text-error")
-        where = fmt.where_path(c.log_dir, c.file, c.line)
-        stamp = fmt.when(c.time, c.time_exact)
-        at = Content.assemble(("at ", "$text-muted"), where, (f"  {stamp}", "$text-muted"))
+        if c.file is None:  # a run-level cause: no line says it, the reason is the evidence
+            at = Content.assemble(("why: ", "$text-muted"), cells.printable(c.reason))
+        else:
+            where = fmt.where_path(c.log_dir, c.file, c.line)
+            stamp = fmt.when(c.time, c.time_exact)
+            at = Content.assemble(("at ", "$text-muted"), where, (f"  {stamp}", "$text-muted"))
         if at.cell_length + len(memory) + 2 > width:  # the evidence before the memory
             return [message.truncate(width, ellipsis=True), at.truncate(width, ellipsis=True)]
         return [message.truncate(width, ellipsis=True), _spread(at, Content(memory), width)]
