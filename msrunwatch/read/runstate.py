@@ -89,21 +89,52 @@ class RunFacts:
 
 
 def _merge_by_process(workers: Sequence[FileFacts]) -> list[list[FileFacts]]:
-    """Group files written by the same process: same pid and no conflicting rank."""
+    """Group files written by the same process: same (host, pid) and no conflicting rank.
+
+    A file joins the earliest group of its process whose first file has its rank or no rank
+    (a file without a rank joins the earliest group of its process). Each lookup is a dict
+    access, not a scan of the process's groups: when every node's workers have the same
+    pids (containers), a scan made grouping quadratic in the ranks."""
     groups: list[list[FileFacts]] = []
-    by_pid: dict[int, list[list[FileFacts]]] = {}
+    by_process: dict[tuple[str | None, int], _Process] = {}
     for facts in sorted(workers, key=_primary_first):
-        candidates = by_pid.get(facts.pid, []) if facts.pid is not None else []
-        for group in candidates:
-            head = group[0]
-            if facts.rank is None or head.rank is None or facts.rank == head.rank:
-                group.append(facts)
-                break
-        else:
-            groups.append([facts])
-            if facts.pid is not None:
-                by_pid.setdefault(facts.pid, []).append(groups[-1])
+        process = by_process.get((facts.host, facts.pid)) if facts.pid is not None else None
+        group = process.group_for(facts.rank) if process is not None else None
+        if group is not None:
+            group.append(facts)
+            continue
+        groups.append([facts])
+        if facts.pid is not None:
+            process = by_process.setdefault((facts.host, facts.pid), _Process())
+            process.add(len(groups) - 1, groups[-1], facts.rank)
     return groups
+
+
+class _Process:
+    """The groups of one (host, pid), indexed by the rank of their first file."""
+
+    __slots__ = ("by_rank", "first", "unranked")
+
+    def __init__(self) -> None:
+        self.by_rank: dict[int, tuple[int, list[FileFacts]]] = {}
+        self.unranked: tuple[int, list[FileFacts]] | None = None
+        """The earliest group whose first file has no rank."""
+        self.first: list[FileFacts] | None = None
+
+    def add(self, order: int, group: list[FileFacts], rank: int | None) -> None:
+        if self.first is None:
+            self.first = group
+        if rank is None:
+            self.unranked = self.unranked or (order, group)
+        else:
+            self.by_rank.setdefault(rank, (order, group))
+
+    def group_for(self, rank: int | None) -> list[FileFacts] | None:
+        """The earliest group a file of this rank may join (None: it starts its own)."""
+        if rank is None:
+            return self.first
+        candidates = [c for c in (self.by_rank.get(rank), self.unranked) if c is not None]
+        return min(candidates, key=lambda c: c[0])[1] if candidates else None
 
 
 def _one_group_per_rank(

@@ -22,6 +22,11 @@ def estimate(config: TrainingConfig) -> Estimate:
     inp = read_inputs(config, notes)
     feats = features(config)
     budget_mib, source = budget(config, budget_notes := Notes())
+    impossible = _impossible_pipeline(inp)
+    if impossible is not None:
+        notes.problem(impossible)
+        notes.merge(budget_notes)
+        return _empty(config, inp, notes, budget_mib, source, feats)
     if inp.moe or feats.job in ("predict", "eval"):
         gaps = feats.gaps
         if inp.moe:
@@ -43,6 +48,27 @@ def estimate(config: TrainingConfig) -> Estimate:
     stages = tuple(stage(i, ctx) for i in range(inp.pp))
     notes.merge(budget_notes)  # last: the budget's notes concern no stage
     return _assemble(config, notes, source, stages, ctx)
+
+
+MAX_STAGES = 4096
+"""No job runs more pipeline stages: MindSpore's device_num is at most 4096, and every stage
+needs a card. A forged size (40 digits fit a YAML integer) would otherwise cost one stage
+estimate each, until memory runs out (issue 21, defect 1)."""
+
+
+def _impossible_pipeline(inp: Inputs) -> str | None:
+    """Why no per-stage estimate can be made for this pipeline, or None when one can."""
+    if inp.pp > MAX_STAGES:
+        return (
+            f"pipeline of {inp.pp} stages: more than {MAX_STAGES}, the most cards a job runs "
+            "on, so no stage is estimated"
+        )
+    if inp.layers is not None and max(inp.pp, inp.vpp) > inp.layers:
+        return (
+            f"pipeline of {inp.pp} stages x {inp.vpp} chunks for {inp.layers} layers: a stage "
+            "would hold no layer, so no stage is estimated"
+        )
+    return None
 
 
 def _note_params_gaps(inp: Inputs, notes: Notes) -> None:

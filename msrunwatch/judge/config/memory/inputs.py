@@ -72,7 +72,11 @@ def number(cfg: TrainingConfig, name: str, notes: Notes) -> float | None:
 
 
 def count(cfg: TrainingConfig, name: str, notes: Notes) -> int | None:
-    """A positive whole number (sizes, degrees, lengths)."""
+    """A positive whole number (sizes, degrees, lengths); an int is kept exact (a float
+    would round a 40-digit pipeline size)."""
+    raw = cfg.get(name)
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 1:
+        return raw
     value = number(cfg, name, notes)
     if value is None:
         return None

@@ -187,7 +187,7 @@ def _indices_per_stage(indices: list[int], layers: tuple[int, ...]) -> tuple[int
     """How many of the given layer indices fall on each stage."""
     wanted, counts, start = set(indices), [], 0
     for n in layers:
-        counts.append(sum(1 for i in range(start, start + n) if i in wanted))
+        counts.append(sum(1 for i in wanted if start <= i < start + n))
         start += n
     return tuple(counts)
 
