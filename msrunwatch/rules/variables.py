@@ -380,6 +380,16 @@ CONFIG = {
     "optimizer_offload": "--optimizer-cpu-offload",
     "mtp_layers": "--mtp-num-layers",
     "fp8": "--fp8-format",
+    # the frameworks' own sizing (issue 20)
+    "vocab_divisible_by": "--make-vocab-size-divisible-by (Megatron pads the tokenizer's "
+    "vocabulary to a multiple of it x TP; default 128)",
+    "tokenizer": "the tokenizer path or type (--tokenizer-name-or-path; MindFormers "
+    "processor.tokenizer): names the model family when no vocab_size is written",
+    "tokenizer_model": "--tokenizer-model",
+    "tokenizer_vocab_file": "--vocab-file",
+    "ffn_dim_multiplier": "MindFormers model_config.ffn_dim_multiplier (LLaMA FFN sizing)",
+    "multiple_of": "MindFormers model_config.multiple_of (LLaMA FFN sizing, default 256)",
+    "model_type": "MindFormers model_config.type / model_type (LlamaConfig, ...)",
     # with logs, or over a directory
     "run_world": "the ranks the run's logs show (check LOGS CONFIG, triage --config), else None",
     "stated_world": "the card count the config or its launcher states (not --devices), or None",

@@ -264,7 +264,9 @@ def test_an_empty_config_does_not_crash() -> None:
     est = estimate(TrainingConfig("<msrun>", "msrun"))
     assert est.peak is None and not est.complete
     names = {m.split()[0] for m in est.missing}
-    assert {"num_layers", "seq_length", "hidden_size", "vocab_size"} <= names
+    assert {"num_layers", "seq_length", "hidden_size"} <= names
+    # no vocabulary and no tokenizer: a stated range, never a silent gap
+    assert any("first and last stages estimated over 32000-152064" in a for a in est.assumptions)
     assert "not estimated" in render_text(est)
     json.dumps(to_dict(est))
 
@@ -279,11 +281,29 @@ def test_unresolved_and_non_numeric_values_are_problems_not_exceptions() -> None
     assert any(m.startswith("seq_length unknown") for m in est.missing)
 
 
-def test_missing_vocab_leaves_middle_stages_estimated() -> None:
+def test_missing_vocab_is_a_stated_range_on_the_first_and_last_stages_only() -> None:
     est = qwen(vocab_size=None, pp=4, world=8)
-    used = [s.used_mib for s in est.stages]
-    assert used[0] is None and used[3] is None
-    assert used[1] is not None and used[2] is not None
+    known = qwen(pp=4, world=8)  # 152064, the top of the range
+    assert [s.used_mib for s in est.stages] == [s.used_mib for s in known.stages]
+    assert any("estimated over 32000-152064" in a for a in est.assumptions)
+    assert est.covers
+
+
+def test_a_vocab_range_that_decides_the_verdict_leaves_it_unknown() -> None:
+    # stage 3 (the head and the logits) fits with 32000 tokens but not with 152064
+    est = qwen(vocab_size=None, pp=4, world=8, seq_length=16384, max_device_memory_mb=36000)
+    assert est.stages[3].verdict == "unknown"
+    known = qwen(pp=4, world=8, seq_length=16384, max_device_memory_mb=36000)
+    assert est.stages[1].verdict == known.stages[1].verdict
+
+
+def test_a_vocabulary_from_the_tokenizer_family_padded_as_megatron_pads_it() -> None:
+    est = qwen(vocab_size=None, tokenizer="/models/Meta-Llama-3.1-405B/", tp=1, world=2)
+    assert ("vocab", 128256) in est.inputs  # 128256 = 1002 x 128: already a multiple of 128
+    est = qwen(vocab_size=None, tokenizer="./llama-3-8b-hf", tp=8, world=16)
+    assert ("vocab", 129024) in est.inputs  # padded to a multiple of 128 x 8 = 1024
+    est = qwen(vocab_size=None, tokenizer="./llama-3-8b-hf", tp=8, world=16, vocab_divisible_by=1)
+    assert ("vocab", 128256) in est.inputs
 
 
 def test_moe_is_not_modelled() -> None:
@@ -571,3 +591,24 @@ def test_unfused_swiglu_fixture_matches_the_readme() -> None:
     assert 32 * est.layer_terms.act_fn_mib == pytest.approx(8_256, abs=1)
     assert s0.used_mib == pytest.approx(50_170.5, abs=0.2)
     assert s0.actual_mib == pytest.approx(52_177.4, abs=0.2)
+
+
+# --- the frameworks' own sizing -----------------------------------------------------------
+
+
+def _ffn_of(**values: Any) -> object:
+    return dict(qwen(ffn_hidden_size=None, **values).inputs)["ffn"]
+
+
+def test_mindformers_sizes_the_llama_ffn_from_its_multiplier_and_multiple_of() -> None:
+    # Llama2-70B: 4h = 32768, x 1.31 = 42926, x 2/3 = 28617, up to a multiple of 256: 28672
+    # (Megatron's default, int(4h * 2/3 / 64) * 64 = 21824, under-counts the MLP by a quarter)
+    assert _ffn_of(framework="mindformers", hidden_size=8192, ffn_dim_multiplier=1.3) == 28672
+    # Llama2-7B: no multiplier, 4h x 2/3 = 10922, up to 256: 11008
+    assert _ffn_of(framework="mindformers", hidden_size=4096) == 11008
+    assert _ffn_of(framework="mindformers", hidden_size=4096, multiple_of=64) == 10944
+
+
+def test_megatron_defaults_the_ffn_as_validate_args_does() -> None:
+    assert _ffn_of(framework="megatron", hidden_size=8192) == 21824
+    assert _ffn_of(framework="megatron", hidden_size=8192, swiglu=False) == 32768

@@ -28,7 +28,17 @@ ESTIMATED = (
     "estimated_states_actual_mb",
     "estimate_unvalidated",
 )
-FACTS_NO_CHECK_READS = ("master_addr", "log_dir", "join", "sim_rank_id", "entry", "config_file")
+FACTS_NO_CHECK_READS = (
+    "master_addr",
+    "log_dir",
+    "join",
+    "sim_rank_id",
+    "entry",
+    "config_file",
+    "tokenizer",
+    "tokenizer_model",
+    "tokenizer_vocab_file",
+)
 """Settings read for the record that no check needs: unknown, they skip nothing."""
 DEVICE_MB = 65536
 """A 64 GB Ascend card, as MindSpore reports it (`Device MOC memory size: 65536M`)."""
@@ -82,11 +92,13 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
         "seq_varies": est.dynamic_seq,
         "estimated_floor_actual_mb": round(floor) if est.dynamic_seq and floor else None,
         "estimated_states_actual_mb": round(held) if held else None,
-        "estimate_unvalidated": _unvalidated(est.framework, est.inputs),
+        "estimate_unvalidated": _unvalidated(est.framework, est.inputs, est.vocab_range),
     }
 
 
-def _unvalidated(framework: str, inputs: tuple[tuple[str, object], ...]) -> list[str]:
+def _unvalidated(
+    framework: str, inputs: tuple[tuple[str, object], ...], vocab_range: object = None
+) -> list[str]:
     """What in this config the estimate has never been checked against a measured run on.
 
     A memory error needs a validated model: a published recipe documented to run (Llama-3.1-70B
@@ -98,6 +110,8 @@ def _unvalidated(framework: str, inputs: tuple[tuple[str, object], ...]) -> list
         out.append("context parallel")
     if got.get("vpp", 1) > 1:
         out.append("virtual pipeline")
+    if vocab_range is not None:
+        out.append("a vocabulary known only as a range (no vocab_size, no known tokenizer)")
     return out
 
 

@@ -124,6 +124,19 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
     ),
     ("head_dim", [(*MC, "head_dim"), (*MC, "kv_channels")], _int),
     ("vocab_size", [(*MC, "vocab_size")], _int),
+    ("ffn_dim_multiplier", [(*MC, "ffn_dim_multiplier")], _num),
+    ("multiple_of", [(*MC, "multiple_of")], _int),
+    (
+        "tokenizer",
+        [
+            ("processor", "tokenizer", "vocab_file"),
+            ("processor", "tokenizer", "tokenizer_file"),
+            ("processor", "tokenizer", "pretrained_model_dir"),
+            ("processor", "tokenizer", "type"),
+        ],
+        _str,
+    ),
+    ("model_type", [(*MC, "type"), (*MC, "model_type")], _str),
     ("seq_length", [(*MC, "seq_length")], _int),
     (
         "max_position_embeddings",

@@ -46,8 +46,24 @@ def estimate(config: TrainingConfig) -> Estimate:
     if feats.dynamic_seq:
         notes.assume("batches padded to their longest sample: figures at the full seq_length")
     stages = tuple(stage(i, ctx) for i in range(inp.pp))
+    if inp.vocab_low is not None:
+        stages = _over_the_range(stages, ctx, Notes())
     notes.merge(budget_notes)  # last: the budget's notes concern no stage
     return _assemble(config, notes, source, stages, ctx)
+
+
+def _over_the_range(
+    stages: tuple[StageEstimate, ...], ctx: Context, notes: Notes
+) -> tuple[StageEstimate, ...]:
+    """With only a range of vocabularies: the first and last stages (the only ones it moves)
+    keep the figures at its high end, and a verdict only where its low end agrees."""
+    low = replace(ctx.inp, vocab=ctx.inp.vocab_low, vocab_low=None)
+    ctx_low = replace(ctx, inp=low, terms=layer_terms(low, notes))
+    out = list(stages)
+    for i in sorted({0, len(stages) - 1}):
+        if stage(i, ctx_low).verdict != stages[i].verdict:
+            out[i] = replace(stages[i], verdict="unknown")
+    return tuple(out)
 
 
 MAX_STAGES = 4096
@@ -127,7 +143,14 @@ def _assemble(
         not_estimated=ctx.features.gaps,
         dynamic_seq=ctx.features.dynamic_seq,
         frozen_bytes=ctx.states.frozen_weight if ctx.states else None,
+        vocab_range=_range_of(ctx.inp),
     )
+
+
+def _range_of(inp: Inputs) -> tuple[int, int] | None:
+    if inp.vocab_low is None or inp.vocab is None:
+        return None
+    return inp.vocab_low, inp.vocab
 
 
 def _empty(

@@ -108,6 +108,9 @@ class Estimate:
     """Batches are padded to their longest sample: the figures are an upper bound."""
     frozen_bytes: float | None = None
     """LoRA: bytes per frozen base parameter (its weight alone); None without LoRA."""
+    vocab_range: tuple[int, int] | None = None
+    """(low, high) when no vocabulary is known, not even the tokenizer's family: the first
+    and last stages are estimated at the high end, with a verdict only where both agree."""
 
     @property
     def covers(self) -> bool:
