@@ -306,10 +306,64 @@ def test_a_vocabulary_from_the_tokenizer_family_padded_as_megatron_pads_it() -> 
     assert ("vocab", 128256) in est.inputs
 
 
-def test_moe_is_not_modelled() -> None:
-    est = qwen(num_experts=8)
-    assert est.stages == ()
-    assert any(m.startswith("num_experts > 1: MoE is not modelled") for m in est.missing)
+MIXTRAL_8X7B = {  # Mistral's release: h 4096, 32 layers, 8 experts of 14336, top-2, 46.7B
+    "num_layers": 32,
+    "hidden_size": 4096,
+    "num_heads": 32,
+    "num_kv_heads": 8,
+    "ffn_hidden_size": 14336,
+    "vocab_size": 32000,
+    "num_experts": 8,
+    "moe_topk": 2,
+    "pp": 1,
+    "tp": 1,
+    "world": 8,
+}
+
+
+def test_moe_experts_are_counted_per_rank_under_ep_and_etp() -> None:
+    whole = qwen(**MIXTRAL_8X7B, ep=1).stages[0]
+    assert whole.params == pytest.approx(46.70e9, rel=0.001)
+    split = qwen(**MIXTRAL_8X7B, ep=8).stages[0]  # one expert per rank
+    expert = 3 * 4096 * 14336 * 32
+    assert whole.params - split.params == 7 * expert
+    sharded = qwen(**{**MIXTRAL_8X7B, "tp": 2, "world": 16}, ep=8, etp=2).stages[0]
+    assert sharded.params < split.params
+
+
+def test_shared_experts_and_dense_first_layers() -> None:
+    base = qwen(**MIXTRAL_8X7B).stages[0].params or 0
+    shared = qwen(**MIXTRAL_8X7B, shared_experts=1).stages[0].params or 0
+    assert shared - base == 32 * 3 * 4096 * 14336
+    dense = qwen(**MIXTRAL_8X7B, first_k_dense=2).stages[0].params or 0
+    # two dense layers hold one MLP, not eight experts and a router
+    assert base - dense == 2 * (7 * 3 * 4096 * 14336 + 4096 * 8)
+
+
+def test_expert_optimizer_states_shard_over_expert_data_parallel() -> None:
+    plain = qwen(**MIXTRAL_8X7B, ep=8, use_distributed_optimizer=True).stages[0]
+    wide = qwen(**{**MIXTRAL_8X7B, "world": 64}, ep=8, use_distributed_optimizer=True).stages[0]
+    # 8 times the data-parallel ranks: the experts' optimizer states shard 8 ways more
+    assert (wide.grads_optimizer_mib or 0) < (plain.grads_optimizer_mib or 0)
+
+
+def test_capacity_factor_and_topk_move_the_moe_activations() -> None:
+    top2 = qwen(**MIXTRAL_8X7B, ep=8).stages[0].activations_mib or 0
+    top4 = qwen(**{**MIXTRAL_8X7B, "moe_topk": 4}, ep=8).stages[0].activations_mib or 0
+    padded = (
+        qwen(**MIXTRAL_8X7B, ep=8, moe_capacity_factor=2.0, moe_pad_to_capacity=True)
+        .stages[0]
+        .activations_mib
+        or 0
+    )
+    dropped = qwen(**MIXTRAL_8X7B, ep=8, moe_capacity_factor=2.0).stages[0].activations_mib or 0
+    assert top2 < top4 and padded == pytest.approx(top4) and dropped == pytest.approx(top2)
+
+
+def test_moe_zero_memory_keeps_a_documented_share_of_the_expert_activations() -> None:
+    plain = qwen(**MIXTRAL_8X7B, ep=8).stages[0].activations_mib or 0
+    level1 = qwen(**MIXTRAL_8X7B, ep=8, moe_zero_memory="level1").stages[0].activations_mib
+    assert level1 is not None and level1 < plain
 
 
 # --- uneven layers and pipeline -------------------------------------------------------
@@ -530,7 +584,6 @@ def test_dynamic_padding_is_a_range_from_the_model_states() -> None:
         ({"fsdp": True}, "FSDP"),
         ({"optimizer_offload": True}, "offload"),
         ({"select_recompute": {r"feed_forward\.mul": [2, 2]}}, "operator pattern"),
-        ({"num_experts": 8}, "MoE experts"),
     ],
 )
 def test_what_is_not_modelled_gets_no_verdict(change: dict[str, Any], gap: str) -> None:

@@ -110,6 +110,8 @@ def _unvalidated(
         out.append("context parallel")
     if got.get("vpp", 1) > 1:
         out.append("virtual pipeline")
+    if got.get("experts", 1) > 1:
+        out.append("MoE activations (expert parameters are validated, activations are not)")
     if vocab_range is not None:
         out.append("a vocabulary known only as a range (no vocab_size, no known tokenizer)")
     return out

@@ -63,6 +63,13 @@ def _num(value: Any, key: str) -> Converted:
     return float(value), None
 
 
+def _int_or_bool(value: Any, key: str) -> Converted:
+    """MindFormers' first_k_dense_replace: a count, or True (its default)."""
+    if isinstance(value, (bool, int)):
+        return value, None
+    return None, f"{key} is {value!r}, not a number or True/False"
+
+
 def _any(value: Any, key: str) -> Converted:
     return value, None
 
@@ -188,6 +195,41 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
         _bool,
     ),
     ("moe_config_experts", [("moe_config", "expert_num")], _int),
+    (
+        "moe_topk",
+        [
+            ("moe_config", "num_experts_chosen"),
+            (*MC, "num_experts_per_tok"),
+            (*MC, "moe_router_topk"),
+        ],
+        _int,
+    ),
+    (
+        "moe_ffn_hidden_size",
+        [
+            ("moe_config", "moe_intermediate_size"),
+            (*MC, "moe_intermediate_size"),
+            (*MC, "moe_ffn_hidden_size"),
+        ],
+        _int,
+    ),
+    ("shared_experts", [("moe_config", "shared_expert_num"), (*MC, "n_shared_experts")], _int),
+    ("shared_expert_ffn", [(*MC, "moe_shared_expert_intermediate_size")], _int),
+    (
+        "first_k_dense",
+        [("moe_config", "first_k_dense_replace"), (*MC, "first_k_dense_replace")],
+        _int_or_bool,
+    ),
+    ("moe_capacity_factor", [("moe_config", "capacity_factor")], _num),
+    ("moe_drop", [("moe_config", "enable_sdrop")], _bool),
+    ("moe_gmm", [("moe_config", "use_gmm")], _bool),
+    ("moe_allgather", [("moe_config", "use_allgather_dispatcher")], _bool),
+    ("q_lora_rank", [(*MC, "q_lora_rank")], _int),
+    ("kv_lora_rank", [(*MC, "kv_lora_rank")], _int),
+    ("qk_nope_head_dim", [(*MC, "qk_nope_head_dim"), (*MC, "qk_head_dim")], _int),
+    ("qk_rope_head_dim", [(*MC, "qk_rope_head_dim"), (*MC, "qk_pos_emb_head_dim")], _int),
+    ("v_head_dim", [(*MC, "v_head_dim")], _int),
+    ("mla", [(*MC, "multi_latent_attention")], _bool),
     ("mtp_depth", [(*MC, "mtp_depth")], _int),
     ("pet_type", [(*MC, "pet_config", "pet_type"), ("model", "pet_config", "pet_type")], _str),
     ("lora_r", [(*MC, "pet_config", "lora_rank"), ("model", "pet_config", "lora_rank")], _int),

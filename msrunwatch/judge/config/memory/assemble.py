@@ -27,13 +27,9 @@ def estimate(config: TrainingConfig) -> Estimate:
         notes.problem(impossible)
         notes.merge(budget_notes)
         return _empty(config, inp, notes, budget_mib, source, feats)
-    if inp.moe or feats.job in ("predict", "eval"):
-        gaps = feats.gaps
-        if inp.moe:
-            notes.lack("num_experts", "estimate", why="> 1: MoE is not modelled")
-            gaps = ("not estimated: MoE experts", *gaps)
+    if feats.job in ("predict", "eval"):
         notes.merge(budget_notes)
-        return _empty(config, inp, notes, budget_mib, source, replace(feats, gaps=gaps))
+        return _empty(config, inp, notes, budget_mib, source, feats)
     layers = split_layers(config, inp, notes)
     plan = recompute_plan(config, layers, notes) if layers else None
     lora = feats.lora is not None
@@ -115,7 +111,8 @@ def _resolved(inp: Inputs) -> tuple[tuple[str, object], ...]:
     names += ("layers", "hidden")
     names += ("heads", "kv_heads", "head_dim", "ffn", "vocab", "swiglu", "sp", "flash")
     names += ("untied", "distributed_optimizer", "dtype")
-    return tuple((n, getattr(inp, n)) for n in names)
+    experts = inp.moe.experts if inp.moe is not None else 1
+    return (*((n, getattr(inp, n)) for n in names), ("experts", experts))
 
 
 def _assemble(

@@ -16,7 +16,6 @@ from msrunwatch.read.config.model import TrainingConfig
 UNMODELLED: tuple[tuple[str, str], ...] = (
     ("swap_attention", "MindSpeed --swap-attention (activations swapped to host)"),
     ("swap_optimizer", "MindSpeed --swap-optimizer (optimizer states swapped to host)"),
-    ("moe_zero_memory", "MindSpeed --moe-zero-memory"),
     ("fsdp", "FSDP (parameters, gradients and states sharded over data parallel)"),
     ("optimizer_offload", "--optimizer-cpu-offload (optimizer states on the host)"),
     ("fp8", "FP8 training (--fp8-format)"),

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
+from msrunwatch.judge.config.memory.mla import MLA, read_mla
+from msrunwatch.judge.config.memory.moe import MoE, read_moe
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.judge.config.memory.result import DEFAULT_DEVICE_MIB
 from msrunwatch.read.config.model import TrainingConfig
@@ -40,7 +42,8 @@ class Inputs:
     vocab_emb_dp: bool
     distributed_optimizer: bool
     dtype: str
-    moe: bool
+    moe: MoE | None
+    """The MoE settings (None for a dense model)."""
     fused_swiglu: bool = True
     """SwiGLU as one fused op (keeps its 2f-wide input only) or as silu and mul (keeps more)."""
     hidden_dropout: float = 0.0
@@ -51,6 +54,8 @@ class Inputs:
     """MindSpeed --recompute-activation-function: the activation function's output is freed."""
     vocab_low: int | None = None
     """The low end of the vocabulary when only a range is known (`vocab` is the high end)."""
+    mla: MLA | None = None
+    """Multi-head latent attention (DeepSeek-V2/V3), None for plain attention."""
 
 
 class _Sizes(NamedTuple):
@@ -176,7 +181,7 @@ def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
     sizes = _Sizes(framework, hidden, swiglu, tp)
     vocab, vocab_low = _vocab(cfg, sizes, notes)
     # the reads below run in the order written: the order the assumptions are reported in
-    return Inputs(
+    inp = Inputs(
         framework=framework,
         tp=tp,
         pp=pp,
@@ -202,13 +207,17 @@ def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
         vocab_emb_dp=_vocab_emb_dp(cfg, framework, notes),
         distributed_optimizer=_flag_or(cfg, "use_distributed_optimizer", False, "default", notes),
         dtype=_dtype(cfg, notes),
-        moe=experts is not None and experts > 1,
+        moe=None,
         fused_swiglu=_fused_swiglu(cfg, framework, swiglu, notes),
         hidden_dropout=_dropout(cfg, "hidden_dropout", notes),
         attention_dropout=_dropout(cfg, "attention_dropout", notes),
         reuse_fp32=_flag(cfg, "reuse_fp32_param") is True,
         act_recompute=_flag(cfg, "recompute_activation_function") is True,
+        mla=read_mla(cfg, notes),
     )
+    if experts is not None and experts > 1:
+        inp = replace(inp, moe=read_moe(cfg, framework, inp.ffn, tp, notes))
+    return inp
 
 
 def _swiglu(cfg: TrainingConfig, framework: str, notes: Notes) -> bool:

@@ -43,6 +43,10 @@ class LayerTerms:
     """The last stage's fp32 logits path; None when the vocabulary is unknown."""
     act_fn_mib: float = 0.0
     """The activation function's output in one layer (what activation recompute frees)."""
+    moe_layer_mib: float | None = None
+    """One MoE layer, nothing recomputed (None for a dense model)."""
+    moe_selective_mib: float | None = None
+    """One MoE layer with its attention core recomputed."""
 
 
 @dataclass(frozen=True)
