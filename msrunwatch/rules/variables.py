@@ -390,6 +390,25 @@ CONFIG = {
     "ffn_dim_multiplier": "MindFormers model_config.ffn_dim_multiplier (LLaMA FFN sizing)",
     "multiple_of": "MindFormers model_config.multiple_of (LLaMA FFN sizing, default 256)",
     "model_type": "MindFormers model_config.type / model_type (LlamaConfig, ...)",
+    # documented limits (issue 20)
+    "documented_max_device_memory_mb": "the max_device_memory MindFormers' documentation states "
+    "for the card (61440 MiB, 60GB, on the 64 GB Atlas 800T A2), None for a card it is silent on",
+    "documented_card": "the card that limit is stated for",
+    "documented_limit_source": "where it is stated (repository, commit, file:line)",
+    # DeepSpeed behind Megatron-DeepSpeed (issue 20)
+    "deepspeed": "--deepspeed (Megatron-DeepSpeed runs on DeepSpeed's engine)",
+    "deepspeed_config": "--deepspeed_config (the DeepSpeed JSON)",
+    "zero_stage": "ZeRO stage: --zero-stage, else the DeepSpeed JSON's zero_optimization.stage",
+    "no_pipeline_parallel": "--no-pipeline-parallel (Megatron-DeepSpeed without the pipeline "
+    "engine)",
+    "hostfile": "deepspeed --hostfile",
+    # MindFormers' config schema (issue 20)
+    "refused_keys": "list: what MindFormers refuses at start-up in the config's schema'd "
+    "sections (an unknown key of parallel_config or recompute_config, a value its validator "
+    "refuses, a scalar where a mapping belongs), with 'did you mean'",
+    "unknown_keys": "list: keys that look like a misspelling of a known one in sections whose "
+    "other keys MindFormers passes on (runner_config, parallel, model_config)",
+    "newer_keys": "list: [key, version] for keys only newer MindFormers releases take",
     # MoE and MLA (issue 20)
     "moe_topk": "experts per token (--moe-router-topk, default 2; MindFormers num_experts_chosen, "
     "default 1)",

@@ -116,6 +116,12 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--optimizer-cpu-offload": ("optimizer_offload", TRUE),
     "--mtp-num-layers": ("mtp_layers", INT),
     "--fp8-format": ("fp8", STR),
+    # DeepSpeed behind Megatron-DeepSpeed
+    "--deepspeed": ("deepspeed", TRUE),
+    "--deepspeed_config": ("deepspeed_config", STR),
+    "--deepspeed-config": ("deepspeed_config", STR),
+    "--zero-stage": ("zero_stage", INT),
+    "--no-pipeline-parallel": ("no_pipeline_parallel", TRUE),
 }
 """Flag → (normalised name, kind). Names starting with `_` are combined in `_finish`."""
 

@@ -18,6 +18,7 @@ from msrunwatch.core.errors import ConfigError, YamlError
 from msrunwatch.core.yamlload import Path_, Positions, load
 from msrunwatch.read.config.common import Doc, dtype_name
 from msrunwatch.read.config.model import TrainingConfig, Value
+from msrunwatch.read.config.schema import SchemaCheck
 from msrunwatch.read.config.swap import read_swap
 
 Converted = tuple[Any, Optional[str]]
@@ -273,14 +274,22 @@ DEFAULTS: dict[str, Any] = {
 
 
 class _Yaml:
-    def __init__(self, data: Mapping[str, Any], positions: Positions, doc: Doc) -> None:
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        positions: Positions,
+        doc: Doc,
+        reported: frozenset[str] = frozenset(),
+    ) -> None:
         self.data, self.positions, self.doc = data, positions, doc
+        self.reported = reported
+        """Sections holding a scalar where a mapping belongs: a finding says so, read nothing."""
 
     def find(self, path: Path_) -> tuple[bool, Any]:
         node: Any = self.data
         for i, key in enumerate(path):
             if not isinstance(node, Mapping):
-                if node is None:
+                if node is None or path[0] in self.reported:
                     return False, None
                 where = ".".join(str(k) for k in path[:i])
                 line = self.positions.of(path[:i])[0]
@@ -318,8 +327,9 @@ def read_mindformers(text: str, path: str) -> TrainingConfig:
         raise doc.not_a_config(
             None, "not a MindFormers config: it has none of " + ", ".join(SECTIONS)
         )
-    yml = _Yaml(data, positions, doc)
-    values: dict[str, Value] = {"framework": Value("mindformers")}
+    schema = SchemaCheck(data, positions, doc)
+    values: dict[str, Value] = {"framework": Value("mindformers"), **schema.run()}
+    yml = _Yaml(data, positions, doc, frozenset(schema.scalars))
     for name, paths, convert in FIELDS:
         for key_path in paths:
             found, raw = yml.find(key_path)

@@ -6,9 +6,10 @@ from dataclasses import replace
 
 from msrunwatch.judge.config.memory.features import Features, features
 from msrunwatch.judge.config.memory.inputs import Inputs, budget, read_inputs
-from msrunwatch.judge.config.memory.layout import recompute_plan, split_layers
+from msrunwatch.judge.config.memory.layout import per_stage, recompute_plan, split_layers
 from msrunwatch.judge.config.memory.notes import Notes
-from msrunwatch.judge.config.memory.result import FRAGMENTATION, Estimate, StageEstimate
+from msrunwatch.judge.config.memory.oppatterns import op_freed
+from msrunwatch.judge.config.memory.result import FRAGMENTATION, MIB, Estimate, StageEstimate
 from msrunwatch.judge.config.memory.stage import Context, stage
 from msrunwatch.judge.config.memory.states import states
 from msrunwatch.judge.config.memory.terms import layer_terms
@@ -37,6 +38,7 @@ def estimate(config: TrainingConfig) -> Estimate:
     held = states(config, inp, lora, qlora, notes)
     terms = layer_terms(inp, notes)
     ctx = Context(inp, layers, terms, held, plan, budget_mib, feats)
+    ctx = replace(ctx, op_freed=_op_patterns(config, ctx, notes))
     _note_params_gaps(inp, notes)
     _note_pipeline_assumptions(inp, ctx, notes)
     if feats.dynamic_seq:
@@ -81,6 +83,25 @@ def _impossible_pipeline(inp: Inputs) -> str | None:
             "would hold no layer, so no stage is estimated"
         )
     return None
+
+
+def _op_patterns(cfg: TrainingConfig, ctx: Context, notes: Notes) -> tuple[float, ...]:
+    """MiB per micro-batch the select_recompute operator patterns free on each stage."""
+    select, inp, t = cfg.get("select_recompute"), ctx.inp, ctx.terms
+    if not isinstance(select, dict) or not select or ctx.layers is None or t is None:
+        return ()
+    tokens = (inp.seq or 0) / inp.cp * (inp.mbs or 0)
+    if not tokens:
+        return ()
+    core = (t.layer_mib - t.selective_mib) * MIB / tokens
+    swap = cfg.get("swap") is True
+    layers = ctx.layers
+
+    def counts(raw: object) -> tuple[int, ...]:
+        return per_stage(raw, layers, "select_recompute", notes, swap)
+
+    freed = op_freed(select, layers, counts, inp, core, notes)
+    return tuple(f * tokens / MIB for f in freed)
 
 
 def _note_params_gaps(inp: Inputs, notes: Notes) -> None:

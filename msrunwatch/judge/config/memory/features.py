@@ -94,9 +94,6 @@ def _unmodelled(cfg: TrainingConfig) -> list[str]:
     gaps = [f"not estimated: {what}" for name, what in UNMODELLED if _on(cfg.get(name))]
     if cfg.get("recompute_activation_function") is True and cfg.get("recompute_granularity"):
         gaps.append("not estimated: activation-function recompute together with recompute")
-    select = cfg.get("select_recompute")
-    if isinstance(select, dict) and select:
-        gaps.append("not estimated: select_recompute by operator pattern")
     return gaps
 
 

@@ -37,6 +37,8 @@ class Context:
     plan: Plan | None
     budget: float
     features: Features
+    op_freed: tuple[float, ...] = ()
+    """MindFormers select_recompute by operator pattern: MiB per micro-batch each stage frees."""
 
 
 def stage(i: int, ctx: Context) -> StageEstimate:
@@ -176,6 +178,8 @@ def _activations(
     full, sel = plan.full[i], plan.selective[i]
     plain = layers - full - sel
     kept = plan.checkpoints[i] * t.checkpoint_mib + sel * t.selective_mib + plain * t.layer_mib
+    if ctx.op_freed:
+        kept = max(plan.checkpoints[i] * t.checkpoint_mib, kept - ctx.op_freed[i])
     rerun = min(plan.chunk, full) * t.layer_mib - sel * t.selective_mib - plain * t.layer_mib
     core = (t.layer_mib - t.selective_mib) if sel else 0.0
     return in_flight * kept, max(0.0, rerun if full else 0.0, core)
