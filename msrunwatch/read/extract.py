@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from msrunwatch.read import patterns as P
 from msrunwatch.read.around import Around
+from msrunwatch.read.cluster import ClusterLines
 from msrunwatch.read.facts import FileFacts, FileRole, Hit, Registration, WorkerExit
 from msrunwatch.read.memory import MemoryBlock
 from msrunwatch.read.progress import CompileTracker, ProgressTracker
@@ -68,7 +69,10 @@ class Extractor:
         self._activity: float | None = None
         self._hits: dict[tuple[str, ...], Hit] = {}
         self._registrations: dict[str, Registration] = {}
+        self._assigned: dict[str, int] = {}
+        """Scheduler: the rank it assigned each node id (no `--node_rank`)."""
         self._unregistered: list[str] = []
+        self._cluster = ClusterLines()
         self._worker_starts: list[tuple[int, str]] = []
         self._worker_exits: list[WorkerExit] = []
         self._kill_all_time: float | None = None
@@ -259,8 +263,10 @@ class Extractor:
     def _message(self, msg: str, lineno: int, when: float | None) -> None:
         """Facts carried by a GLOG line's message."""
         if self.role is FileRole.SCHEDULER:
-            self._scheduler(msg)
+            self._scheduler(msg, when)
             return
+        if P.CLUSTER_FACTS.could_match(msg):
+            self._cluster.message(msg, when)
         if not P.MESSAGE_FACTS.could_match(msg):
             return
         if m := P.META_CONNECT_FAILED.search(msg):
@@ -280,13 +286,21 @@ class Extractor:
         elif P.TEARDOWN.search(msg):
             self._finished_line = lineno
 
-    def _scheduler(self, msg: str) -> None:
+    def _scheduler(self, msg: str, when: float | None) -> None:
         if m := P.REGISTERED.search(msg):
             self._registrations[m["node"]] = Registration(
-                m["node"], int(m["rank"]), m["host"], int(m["expected"])
+                m["node"],
+                int(m["rank"]),
+                m["host"],
+                int(m["expected"]),
+                int(m["device"]),
+                m["ip"],
+                when,
             )
         elif m := P.UNREGISTERED.search(msg):
             self._unregistered.append(m["node"])
+        elif m := P.ASSIGNED.search(msg):
+            self._assigned[m["node"]] = int(m["rank"])
 
     def _plain(self, text: str, lineno: int, around: Around) -> None:
         """Facts carried by an un-prefixed line (stdout prints, the memory block)."""
@@ -466,7 +480,9 @@ class Extractor:
         self._absorb_ends(later, shift)
         self._absorb_hits(later, shift)
         self._registrations.update(later._registrations)
+        self._assigned.update(later._assigned)
         self._unregistered.extend(later._unregistered)
+        self._cluster.absorb(later._cluster)
         self._worker_starts.extend(later._worker_starts)
         self._worker_exits.extend(replace(e, line=e.line + shift) for e in later._worker_exits)
         self._all_ok = self._all_ok or later._all_ok
@@ -557,13 +573,18 @@ class Extractor:
             last_fault=self._last_fault if not self._ended_after_fault() else None,
             meta_server_url=self._meta_url,
             hits=tuple(sorted(hits.values(), key=lambda h: h.line)),
-            registrations=tuple(self._registrations.values()),
+            registrations=tuple(
+                replace(r, rank=self._assigned.get(r.node, r.rank))
+                for r in self._registrations.values()
+            ),
             unregistered_nodes=tuple(self._unregistered),
             worker_starts=tuple(self._worker_starts),
             worker_exits=tuple(self._worker_exits),
             kill_all_time=self._kill_all_time,
             all_workers_ok=self._all_ok,
             encodings=tuple(sorted(self._encodings.items())),
+            handshake=self._cluster.handshake(),
+            groups=self._cluster.groups(),
         )
 
 

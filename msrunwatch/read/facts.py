@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import field
 
 from msrunwatch.core.compat import StrEnum, dataclass
+from msrunwatch.read.cluster import Group, Handshake
 
 
 class FileRole(StrEnum):
@@ -104,8 +105,14 @@ class Registration:
 
     node: str
     rank: int
+    """The rank the scheduler gave the node (its reassignment, when msrun had no
+    `--node_rank`)."""
     host: str
     expected: int
+    device: int | None = None
+    ip: str | None = None
+    time: float | None = None
+    """When the scheduler registered it, on the scheduler's clock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +179,10 @@ class FileFacts:
     host: str | None = None
     """The host whose facts these are, when they came from another node (`msrunwatch facts`):
     a process is a (host, pid), never a pid alone (every container has pid 1)."""
+    handshake: Handshake | None = None
+    """A worker's registration with the scheduler, on its own clock (read.cluster)."""
+    groups: tuple[Group, ...] = ()
+    """The communicator groups the rank joined."""
 
     @property
     def rank(self) -> int | None:

@@ -142,10 +142,27 @@ META_CONNECT_FAILED = Shape(r"Failed to connect to the meta server node url: (?P
 # Scheduler.
 REGISTERED = Shape(
     rf"The new node: (?P<node>\S+?)\(role: MS_WORKER\), rank id: (?P<rank>{N}), "
-    r"device id: \d+, hostname: (?P<host>[^,]*), ip: \S+ is registered successfully\. "
-    rf"Currently registered node number: \d+, expected node number: (?P<expected>{N})"
+    rf"device id: (?P<device>{N}), hostname: (?P<host>[^,]*), ip: (?P<ip>\S+) is "
+    r"registered successfully\. Currently registered node number: \d+, "
+    rf"expected node number: (?P<expected>{N})"
 )
 UNREGISTERED = Shape(r"Node (?P<node>\S+) has unregistered\.")
+ASSIGNED = Shape(
+    r"Assign rank id of node id: (?P<node>[^,\s]+), role: MS_WORKER, with host ip: [^,\s]+, "
+    rf"old rank id: {N}, new rank id: (?P<rank>{N})"
+)
+"""Without `--node_rank` the scheduler assigns the ranks once every worker registered
+(sorted by host address): the rank a registration line showed is provisional."""
+
+# Cluster lines of a worker (read.cluster): the registration handshake and the groups.
+CONNECTED = Shape(r"Connection \d+ source: \S+, destination: \S+")
+"""tcp_comm.cc `Connect]`: a connection opened (before registering: to the scheduler)."""
+TOPOLOGY_WAIT = Shape(r"Topology build timed out\., retry\(")
+CLUSTER_BUILT = Shape(r"Cluster is successfully initialized")
+GROUP_CREATED = Shape(
+    r"Create collective communication group: (?P<name>[^\s\[]+) \[const vector\]"
+    r"\{(?P<members>[0-9, ]*)\}"
+)
 
 # msrun's own lines (console, or msrun's GLOG file).
 MSRUN_SOURCE = "mindspore/parallel/cluster/"
@@ -257,4 +274,6 @@ PLAIN_FACTS = AnyOf(
 MESSAGE_FACTS = AnyOf(
     META_CONNECT_FAILED, NODE_RANK, SIM_RANK, COMPILE_START, COMPILE_FINISH, PROF_STAGE, TEARDOWN
 )
+CLUSTER_FACTS = AnyOf(CONNECTED, TOPOLOGY_WAIT, CLUSTER_BUILT, GROUP_CREATED)
+"""Everything read.cluster looks for in a worker's GLOG message."""
 """Everything Extractor._message looks for in a GLOG line's message."""
