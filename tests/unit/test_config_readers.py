@@ -1118,3 +1118,12 @@ def test_set_overrides_by_name_yaml_path_or_flag() -> None:
         parse_sets(["no_such_thing=1"])
     with pytest.raises(UsageError, match="expected KEY=VALUE"):
         parse_sets(["run_mode"])
+
+
+def test_msrun_given_on_the_command_line_sets_the_run_mode_of_a_mindformers_yaml() -> None:
+    launch = read_msrun(
+        "msrun --worker_num=8 --local_worker_num=8 run_mindformer.py --config x.yaml "
+        "--run_mode finetune"
+    )
+    assert launch.get("run_mode") == "finetune" and launch.get("world") == 8
+    assert launch.get("framework") is None  # the YAML's framework stays MindFormers

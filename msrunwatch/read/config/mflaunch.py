@@ -81,7 +81,7 @@ def launches(path: str, text: str) -> list[MindFormersLaunch]:
             continue
         words, cards = command
         source = Source(path, number, 1, line.strip()[:200])
-        values = _options(words, source)
+        values = mindformers_options(words, source)
         worker = WORKER_NUM.search(line)
         world = cards if cards is not None else (int(worker.group(1)) if worker else None)
         if world is not None:
@@ -92,7 +92,8 @@ def launches(path: str, text: str) -> list[MindFormersLaunch]:
     return found
 
 
-def _options(words: list[str], source: Source) -> dict[str, Value]:
+def mindformers_options(words: list[str], source: Source) -> dict[str, Value]:
+    """run_mindformer.py's options that change what is checked, as values."""
     values: dict[str, Value] = {}
     for i, word in enumerate(words):
         flag, eq, given = word.partition("=")

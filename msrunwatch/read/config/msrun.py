@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from msrunwatch.core.errors import ConfigError
 from msrunwatch.read.config.common import Doc, TracedValue, parse_int
 from msrunwatch.read.config.megatron import is_option, read_args
+from msrunwatch.read.config.mflaunch import ENTRY, mindformers_options
 from msrunwatch.read.config.model import Source, TrainingConfig, Value
 from msrunwatch.read.config.shellexpand import Field
 from msrunwatch.read.config.shellvars import is_placeholder
@@ -325,6 +326,11 @@ def read_msrun(cmdline: str, origin: str = "<msrun>") -> TrainingConfig:
         if level is None and why is None:
             why = f"MS_SIMULATION_LEVEL {sim.value.text!r} is not an integer"
         values["sim_level"] = TracedValue(level, doc.source(sim.line, sim.col), why)
+    if launcher.script is not None and launcher.script.text.endswith(ENTRY):
+        # MindFormers: run_mindformer.py's options (--run_mode) go over the YAML's
+        words = [f.text for f in launcher.args]
+        values.update(mindformers_options(words, doc.source(launch.line)))
+        return TrainingConfig(origin, "msrun", values)
     args = read_args(launcher.args, doc, defaults=False)
     if args.flags:
         values.update(args.values)
