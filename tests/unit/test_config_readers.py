@@ -231,7 +231,12 @@ def test_values_and_their_lines(
         assert file_line.strip() == text
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.iterdir() if p.suffix != ".md"))
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        str(p.relative_to(CONFIGS)) for p in CONFIGS.rglob("*") if p.is_file() and p.suffix != ".md"
+    ),
+)
 def test_every_fixture_reads_and_uses_known_names(name: str) -> None:
     config = read(name)
     assert config.kind in ("mindformers", "megatron")
