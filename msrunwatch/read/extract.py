@@ -121,6 +121,17 @@ class Extractor:
             self._unprefixed(text, lineno, offset, around)
         self._last_line = lineno
 
+    def stage_line(self, pid: str, ts: str, stage: str, ms: str, lineno: int, start: int) -> None:
+        """A GLOG INFO line whose message is a compile stage's timing and holds nothing else
+        `_message` looks for (the scanner checked: P.STAGE_LINE, P.stage_only): what `line`
+        does with it, without reading it whole."""
+        self._traceback.reset()
+        when = self._header(ts, pid, lineno)
+        self._line_time = when or self._line_time
+        self._around, self._floor = None, start
+        self._compile.stage(stage, ms, when, lineno)
+        self._last_line = lineno
+
     def _unprefixed(self, text: str, lineno: int, offset: int, around: Around) -> None:
         """A line without a GLOG prefix: a print, a traceback, an exception's body."""
         if text.startswith(P.TRACEBACK_START) or lineno != self._last_line + 1:

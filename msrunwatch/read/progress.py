@@ -51,9 +51,14 @@ class CompileTracker:
             self._finished += 1
             self._last_end, self._end_line, self._glog_end = when, lineno, True
         elif m := P.PROF_STAGE.search(msg):
-            self._glog_graphs += self._add(self._glog, m["stage"], m["ms"])
-            if m["stage"] == COMPILE_TOTAL:
-                self._last_end, self._end_line, self._glog_end = when, lineno, True
+            self.stage(m["stage"], m["ms"], when, lineno)
+
+    def stage(self, stage: str, ms: str, when: float | None, lineno: int) -> None:
+        """A GLOG `[PROF]<stage> costs <ms> msec` line."""
+        self._stats = None
+        self._glog_graphs += self._add(self._glog, stage, ms)
+        if stage == COMPILE_TOTAL:
+            self._last_end, self._end_line, self._glog_end = when, lineno, True
 
     def bare_line(self, text: str, when: float | None, lineno: int = 0) -> None:
         """A `[PROF]...` line printed to stdout."""
