@@ -106,6 +106,22 @@ INFO_MARKERS = (re.compile(rb"\[PROF\](?!PreLaunchCommKernel )"), re.compile(rb"
 """The INFO lines worth reading: compile stage timings and compile start/finish."""
 HEADER_START = re.compile(rb"\n\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] [A-Za-z_]+\(\d+")
 
+
+COUNT_BY_REPLACE = 2048
+"""From this many bytes on, newlines are counted by what removing them removes."""
+
+
+def newlines(buf: bytes, start: int, stop: int) -> int:
+    """Newlines in buf[start:stop]. bytes.count looks at a byte at a time; replace finds
+    each newline with memchr and copies the rest in blocks: from a few KiB on, the copy
+    of the slice and the replace together take half the time (0.29 against 0.62 ms/MiB in
+    64 KiB slices of a real log)."""
+    if stop - start < COUNT_BY_REPLACE:
+        return buf.count(b"\n", start, stop)
+    part = buf[start:stop]
+    return len(part) - len(part.replace(b"\n", b""))
+
+
 # Memory summary block (un-prefixed lines after `... deinitialize success, statistics:`
 # or `Memory Statistic:`). Values are MiB with an `M` suffix; the oldest form is bytes.
 MEMORY_LINE = Shape(

@@ -331,7 +331,7 @@ class FileScanner:
         if q < len(quiet):
             self._pass_quiet(buf, end, quiet, q, len(quiet))
         lineno, counted = self._at
-        self._lines = lineno + buf.count(b"\n", counted, end + 1)
+        self._lines = lineno + P.newlines(buf, counted, end + 1)
         self._settle(buf, end)
         self.extractor.block_time = self._block_end_time(buf, end) or self.extractor.block_time
 
@@ -345,7 +345,7 @@ class FileScanner:
             if extractor.at_rest():
                 lineno, counted = self._at
                 final = quiet[stop - 1][1]
-                lineno += buf.count(b"\n", counted, final)
+                lineno += P.newlines(buf, counted, final)
                 self._at = lineno, final
                 extractor.quiet_lines(count + sum(r[2] for r in quiet[i + 1 : stop]), lineno + 1)
                 break
@@ -359,7 +359,7 @@ class FileScanner:
     def _read(self, buf: bytes, end: int, start: int, progress: bool) -> None:
         """Parse the line starting at buf[start]."""
         lineno, counted = self._at
-        lineno += buf.count(b"\n", counted, start)
+        lineno += P.newlines(buf, counted, start)
         self._at = lineno, start
         stage = self._stages.pop(start, None)
         if stage is not None:
