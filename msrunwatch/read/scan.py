@@ -197,14 +197,16 @@ class FileScanner:
         epochs: list[int] = []
         quiet: list[Quiet] = []
         is_quiet = self._quiet.quiet if self._quiet.pattern is not None else None
+        candidates, bulk = P.CANDIDATE_LINE.finditer, P.BULK_LINE.match
         streak, pos = 0, 0
         while pos < end:  # once more after each flood passed in bulk (see _run)
             resume = end
-            for m in P.CANDIDATE_LINE.finditer(buf, pos, end):
-                start, stop = m.start() + 1, m.end()
-                if P.BULK_LINE.match(buf, start - 1):
+            for m in candidates(buf, pos, end):
+                newline, stop = m.span()
+                start = newline + 1
+                if bulk(buf, newline):
                     epochs.append(start)
-                elif is_quiet is not None and is_quiet(m[0][1:]):
+                elif is_quiet is not None and is_quiet(buf[start:stop]):
                     if self._add_quiet(quiet, (start, start, 1, stop)):
                         streak += 1
                         if streak >= RUN_LINES:  # a flood of prints: the rest in bulk
