@@ -22,6 +22,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -143,33 +144,26 @@ def clock_check(folder: Path) -> tuple[int, int, float, float]:
     return total, inside, widest, worst
 
 
+REAL_MULTI_NODE = ("cpu_2nodes_noderank_ok",)
+"""Real runs with several msrun nodes (on one host: the true offset is 0)."""
+
+
 def real_clocks() -> list[tuple[str, int, int, float]]:
-    """The real multi-node fixtures: several msrun nodes on one host, true offset 0."""
+    """(fixture, nodes with a bracket, of them holding 0, widest bracket ms) per real run."""
     out = []
-    for name in ("cpu_2nodes_noderank_ok",):
+    for name in REAL_MULTI_NODE:
         base = ROOT / "fixtures" / name
-        facts = Path("/tmp") / f"msrunwatch-clock-{os.getpid()}" / name
-        facts.mkdir(parents=True, exist_ok=True)
-        for node in sorted(base.glob("node*/msrun_log")):
-            host = node.parent.name
-            subprocess.run(
-                [*MSRUNWATCH, "facts", str(node), "--host", host, "-o", f"{facts}/", "-q"],
-                cwd=ROOT,
-                check=True,
-            )
-        result = subprocess.run(
-            [*MSRUNWATCH, "triage", str(facts), "--format", "json", "-q"],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-        )
+        with tempfile.TemporaryDirectory(prefix="msrunwatch-clock-") as facts:
+            for node in sorted(base.glob("node*/msrun_log")):
+                argv = ["facts", str(node), "--host", node.parent.name, "-o", f"{facts}/", "-q"]
+                subprocess.run([*MSRUNWATCH, *argv], cwd=ROOT, check=True)
+            argv = ["triage", facts, "--format", "json", "-q"]
+            result = subprocess.run([*MSRUNWATCH, *argv], capture_output=True, text=True, cwd=ROOT)
         report = json.loads(result.stdout)
         brackets = [n["clock_bracket_ms"] for n in report["nodes"] if n["clock_bracket_ms"]]
         inside = sum(low - SLACK_MS <= 0 <= high + SLACK_MS for low, high in brackets)
-        with_bracket = [(0.0, (high - low) / 2) for low, high in brackets]
-        out.append(
-            (name, len(with_bracket), inside, max((2 * e for _, e in with_bracket), default=0.0))
-        )
+        widest = max((high - low for low, high in brackets), default=0.0)
+        out.append((name, len(brackets), inside, widest))
     return out
 
 
@@ -252,7 +246,7 @@ def cmd_write(folder: Path, repeat: int) -> int:
     print("|---|---|---|---|")
     worst = 0.0
     for node in picks:
-        out = Path("/tmp") / f"msrunwatch-write-{os.getpid()}.jsonl"
+        out = Path(tempfile.gettempdir()) / f"msrunwatch-write-{os.getpid()}.jsonl"
         facts = statistics.median(
             measured([*MSRUNWATCH, "facts", str(node), "-o", str(out), "-q"])[1]
             for _ in range(repeat)

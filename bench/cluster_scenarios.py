@@ -174,9 +174,25 @@ def oom_hccl(folder: Path, shape: Shape, rules: list[object]) -> None:
     _expected(folder, outcome="failed", root_cause_ranks=[job.culprit], categories=["oom"])
 
 
-def node_lost(folder: Path, shape: Shape, rules: list[object]) -> None:
+def from_hang(folder: Path, shape: Shape, rules: list[object]) -> Job:
+    """The hang scenario's logs and facts, reused when it was built beside this one at the
+    same size (its logs linked, its facts copied), built here otherwise."""
     job = hang_job(shape)
-    _build(folder, job, rules)
+    hang_dir = folder.parent / "hang"
+    truth = hang_dir / "truth.json"
+    if folder.exists():
+        shutil.rmtree(folder)
+    if truth.exists() and json.loads(truth.read_text())["nodes"] == shape.nodes:
+        folder.mkdir(parents=True)
+        (folder / "logs").symlink_to((hang_dir / "logs").resolve())
+        shutil.copytree(hang_dir / "facts", folder / "facts")
+    else:
+        _build(folder, job, rules)
+    return job
+
+
+def node_lost(folder: Path, shape: Shape, rules: list[object]) -> None:
+    job = from_hang(folder, shape, rules)
     lost = job.culprit // job.per_node  # type: ignore[operator]
     (folder / "facts" / f"{job.host(lost)}.facts.jsonl").unlink()
     ranks = list(range(lost * job.per_node, (lost + 1) * job.per_node))
@@ -282,14 +298,18 @@ def hostile(folder: Path, count: int) -> None:
 
 
 def hostile_facts(folder: Path, shape: Shape, rules: list[object], count: int = 1_000_000) -> None:
-    hang(folder, shape, rules)
+    job = from_hang(folder, shape, rules)
+    _truth(folder, job)
+    _expected(folder, outcome="failed", root_cause_ranks=[job.culprit], categories=["stalled"])
     hostile(folder, count)
 
 
 def prefixes(folder: Path, shape: Shape, rules: list[object]) -> None:
     """Every node's facts in one stream, line by line in turn, each line prefixed as
     `srun -l`, `pdsh` or `kubectl logs --prefix` prefix it."""
-    hang(folder, shape, rules)
+    job = from_hang(folder, shape, rules)
+    _truth(folder, job)
+    _expected(folder, outcome="failed", root_cause_ranks=[job.culprit], categories=["stalled"])
     facts = folder / "facts"
     per_node = [(p, p.read_text().splitlines()) for p in sorted(facts.glob("*.facts.jsonl"))]
     styles = ("{k}: ", "node-{k:03d}: ", "[pod/trainer-{k}/main] ")
@@ -326,11 +346,14 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=256)
     ap.add_argument("--per-node", type=int, default=8)
     ap.add_argument("--only", help="comma-separated scenario names")
+    ap.add_argument("--keep", action="store_true", help="skip scenarios already built")
     a = ap.parse_args()
     shape = Shape(a.nodes, a.per_node)
     rules = _rules()
     chosen = a.only.split(",") if a.only else list(SCENARIOS)
     for name in chosen:
+        if a.keep and (a.out / name / "expected.yaml").exists():
+            continue
         SCENARIOS[name](a.out / name, shape, rules)
         print(f"built {name}", flush=True)
 

@@ -20,8 +20,9 @@ def cmd_facts(args: argparse.Namespace) -> int:
     paths(args.dirs, "log directory"), paths(args.console, "--console")
     shard = facts.parse_shard(args.shard) if args.shard else None
     written = facts.write(
-        args.dirs, rules_of(args), args.output, args.host, shard, args.console or ()
-    )
+        args.dirs, rules_of(args), args.output, args.host, shard, args.console or (),
+        with_evidence=args.evidence,
+    )  # fmt: skip
     for warning in written.warnings:
         note(args, f"warning: {warning}")
     where = "standard output" if written.path == "-" else written.path
@@ -83,6 +84,12 @@ def add(sub: Any) -> None:
         action="append",
         metavar="FILE",
         help="msrun's saved console output on this node (exit codes, signals); repeatable",
+    )
+    p.add_argument(
+        "--evidence",
+        action="store_true",
+        help="also write, per file, the lines around its first faults and its last lines "
+        "(at most 8 KB), for views that show text without the node's disk",
     )
     rule_options(p)
     p.set_defaults(handler=cmd_facts)

@@ -20,6 +20,7 @@ from typing import TextIO
 
 from msrunwatch import __version__
 from msrunwatch.core.errors import InputError, UsageError
+from msrunwatch.core.fileio import open_regular
 from msrunwatch.drivers.triage import find_logs, scan_all
 from msrunwatch.read.discover import LogFile, discover_target
 from msrunwatch.read.facts import FileFacts
@@ -110,16 +111,75 @@ def sharded(files: Sequence[LogFile], shard: tuple[int, int] | None) -> list[Log
     return ordered[k::n]
 
 
+EVIDENCE_HITS = 3
+EVIDENCE_AROUND = 2
+EVIDENCE_TAIL = 20
+EVIDENCE_WINDOW = 16 << 10
+"""Bytes read before and after a line for its neighbours (lines are cut at 400 characters)."""
+
+
+def _read(path: str, start: int, size: int) -> bytes:
+    try:
+        with open(open_regular(path), "rb") as fh:
+            fh.seek(start)
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
+def lines_before(path: str, offset: int, count: int) -> list[str]:
+    """The `count` whole lines that end just before byte `offset`."""
+    start = max(offset - EVIDENCE_WINDOW, 0)
+    parts = _read(path, start, offset - start).split(b"\n")
+    if start > 0:
+        parts = parts[1:]  # cut mid-line
+    if parts and not parts[-1]:
+        parts = parts[:-1]  # the newline that ends the line before `offset`
+    return [p.decode("utf-8", "replace") for p in parts[-count:]] if count else []
+
+
+def lines_from(path: str, offset: int, count: int) -> list[str]:
+    """The `count` lines that start at byte `offset`."""
+    parts = _read(path, offset, EVIDENCE_WINDOW).split(b"\n")
+    return [p.decode("utf-8", "replace") for p in parts[:count]]
+
+
+def evidence(log: LogFile, facts: FileFacts) -> list[tuple[int, str]]:
+    """Numbered lines around the file's first hits and at its end: what a central view
+    shows without the node's disk (at most 8 KB)."""
+    path = str(log.path)
+    lines: dict[int, str] = {}
+    for hit in facts.hits[:EVIDENCE_HITS]:
+        before = lines_before(path, hit.offset, EVIDENCE_AROUND)
+        for k, text in enumerate(before):
+            lines[hit.line - len(before) + k] = text
+        for k, text in enumerate(lines_from(path, hit.offset, EVIDENCE_AROUND + 1)):
+            lines[hit.line + k] = text
+    tail = lines_before(path, log.size + 1, EVIDENCE_TAIL)
+    for k, text in enumerate(tail):
+        lines[facts.lines - len(tail) + 1 + k] = text
+    shown, size = [], 0
+    for number in sorted(n for n in lines if n > 0):
+        text = lines[number].rstrip("\r")[:400]
+        size += len(text) + 8
+        if size > 8 << 10:
+            break
+        shown.append((number, text))
+    return shown
+
+
 def stream_lines(
     targets: Sequence[str],
     rules: Sequence[Rule],
     host: str,
     shard: tuple[int, int] | None = None,
     consoles: Sequence[str] = (),
+    with_evidence: bool = False,
 ) -> tuple[Iterator[str], list[FileFacts], list[str]]:
     """The facts lines of this node's logs, the facts they hold, and what went wrong."""
     warnings: list[str] = []
-    facts = scan_all(sharded(_logs(targets, consoles, warnings), shard), rules)
+    logs = sharded(_logs(targets, consoles, warnings), shard)
+    facts = scan_all(logs, rules)
     node = NodeInfo(
         host=host,
         log_dirs=tuple(targets),
@@ -130,7 +190,12 @@ def stream_lines(
         tz_offset_s=-time.altzone if time.localtime().tm_isdst > 0 else -time.timezone,
         warnings=tuple(warnings),
     )
-    return Stream(node).lines(facts), facts, warnings
+    shown = (
+        {i: evidence(log, f) for i, (log, f) in enumerate(zip(logs, facts))}
+        if with_evidence
+        else None
+    )
+    return Stream(node).lines(facts, shown), facts, warnings
 
 
 def write(
@@ -141,13 +206,14 @@ def write(
     shard: tuple[int, int] | None = None,
     consoles: Sequence[str] = (),
     stdout: TextIO | None = None,
+    with_evidence: bool = False,
 ) -> Written:
     """Read the node's logs and write their facts (atomically, to a file)."""
     host = host or this_host()
     path = output_path(output, host, shard)
     if path != "-" and (inside := _inside(path, targets)) is not None:
         raise UsageError(f"{path}: inside {inside}, which is read: msrunwatch never writes there")
-    lines, facts, warnings = stream_lines(targets, rules, host, shard, consoles)
+    lines, facts, warnings = stream_lines(targets, rules, host, shard, consoles, with_evidence)
     if path == "-":
         count, size = _emit(lines, stdout)
     else:

@@ -255,3 +255,20 @@ def test_nothing_readable_in_facts_is_exit_2(tmp_path: Path) -> None:
         and out.stderr.count("\n") == 1
         and "no facts could be read" in out.stderr
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["cpu_dp2_oom_alloc_failed", "cpu_dp4_hang_rank2_allreduce_timeout"]
+)
+def test_evidence_lines_are_the_files_own_numbered_lines(name: str) -> None:
+    folder = FIXTURES / name / "msrun_log"
+    out = run("facts", str(folder), "--evidence", "--host", "n", "-o", "-")
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    paths = {r["fid"]: r["facts"]["path"] for r in records if r["kind"] == "file"}
+    shown = [r for r in records if r["kind"] == "evidence"]
+    assert len(shown) >= 2
+    for record in shown:
+        text = (folder / paths[record["fid"]]).read_bytes().decode(errors="replace").split("\n")
+        assert sum(len(t) + 8 for _, t in record["lines"]) <= 8 << 10
+        for number, line in record["lines"]:
+            assert line == text[number - 1].rstrip("\r")[:400], (paths[record["fid"]], number)

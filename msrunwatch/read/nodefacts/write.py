@@ -15,7 +15,7 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,13 +101,21 @@ class Stream:
         self.bytes += len(text.encode()) + 1
         return text
 
-    def lines(self, files: Sequence[FileFacts]) -> Iterator[str]:
-        """Every line of the stream (without newlines), `end` last."""
+    def lines(
+        self,
+        files: Sequence[FileFacts],
+        evidence: Mapping[int, Sequence[tuple[int, str]]] | None = None,
+    ) -> Iterator[str]:
+        """Every line of the stream (without newlines), `end` last; `evidence`: lines of
+        some files (by their index in `files`), numbered, for views that show text."""
         yield from self._some(self._node())
         digests = {g: group_digest(g) for f in files for g in f.groups}
         for fid, facts in enumerate(files):
             self.files += 1
             yield from self._file(fid, facts, digests)
+            if evidence and evidence.get(fid):
+                shown = [[n, self.cuts.text(t, 400, "evidence line")] for n, t in evidence[fid]]
+                yield from self._some(self._line("evidence", {"fid": fid, "lines": shown[:256]}))
         for group, digest in sorted(digests.items(), key=lambda item: item[1]):
             members = [list(run) for run in group.members]
             yield from self._some(
