@@ -79,7 +79,7 @@ def test_hits_and_tables_split_over_records_read_back_whole(
     """A file whose hits do not fit one record, a scheduler table in many parts."""
     monkeypatch.setattr(write_module, "MAX_RECORD", 3000)
     monkeypatch.setattr(write_module, "HIT_BUDGET", 600)
-    monkeypatch.setattr(write_module, "TABLE_PART", 1)
+    monkeypatch.setattr(write_module, "TABLE_BUDGET", 100)
     facts = facts_of(FIXTURES / "cpu_dp4_hang_rank2_allreduce_timeout", rules)
     lines = lines_of(facts)
     kinds = [json.loads(line)["kind"] for line in lines]

@@ -32,8 +32,8 @@ HIT_BUDGET = 48 << 10
 """Bytes of hits kept inline in a `file` record (or in one `hits` record)."""
 BODY_BUDGET = 16 << 10
 """Bytes a file's facts (without hits) may take before their lists and texts are cut."""
-TABLE_PART = 512
-"""Registrations per `scheduler` record (each well under 128 bytes)."""
+TABLE_BUDGET = 32 << 10
+"""Bytes of registrations per `scheduler` record (about 250 of them)."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ class Stream:
 
     def _table(self, fid: int, facts: FileFacts) -> Iterator[str]:
         table = [encode.registration(r, self.cuts) for r in facts.registrations]
-        parts = [table[k : k + TABLE_PART] for k in range(0, len(table), TABLE_PART)]
+        parts = _split(table, TABLE_BUDGET, TABLE_BUDGET)
         for number, part in enumerate(parts, 1):
             body = {"fid": fid, "part": number, "parts": len(parts), "registered": part}
             yield from self._some(self._line("scheduler", body))
@@ -184,16 +184,16 @@ def _size(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-def _split(hits: list[dict[str, Any]], budget: int, first: int) -> list[list[dict[str, Any]]]:
-    """Hits in parts: the first of at most `first` bytes of JSON (the room left in the
-    `file` record, maybe none), the others of at most `budget`."""
+def _split(items: list[dict[str, Any]], budget: int, first: int) -> list[list[dict[str, Any]]]:
+    """Items (hits, registrations) in parts: the first of at most `first` bytes of JSON
+    (the room left in the record it goes in, maybe none), the others of at most `budget`."""
     parts: list[list[dict[str, Any]]] = [[]]
     room = first
-    for h in hits:
-        weight = _size(h) + 1
+    for item in items:
+        weight = _size(item) + 1
         if weight > room and (parts[-1] or len(parts) == 1):
             parts.append([])
             room = budget
-        parts[-1].append(h)
+        parts[-1].append(item)
         room -= weight
-    return parts if hits else []
+    return parts if items else []
