@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
 
 import regex
 
 from msrunwatch.core.compat import dataclass
 from msrunwatch.core.numbers import to_float, to_int
-from msrunwatch.rules.budget import Abandoned, Budget
+from msrunwatch.rules.budget import CPU_CLOCK, Abandoned, Budget, Clock
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.prefilter import Prefilter, capture_literals
 from msrunwatch.rules.tables import OVERRIDES
@@ -34,11 +33,11 @@ class LineMatch:
 class LineMatcher:
     """All line rules of a rule set, ready to run on lines."""
 
-    def __init__(self, rules: Sequence[Rule]) -> None:
+    def __init__(self, rules: Sequence[Rule], clock: Clock = CPU_CLOCK) -> None:
         self.rules = [r for r in rules if r.scope is Scope.LINE and r.pattern is not None]
         self._prefilter = Prefilter(r.pattern for r in self.rules if r.pattern is not None)
         self._fallback = {r.id: r.fallback for r in self.rules}
-        self.budget = Budget()
+        self.budget = Budget(clock)
         """Time spent per rule, per file and per run, and the lines given up on."""
         self._always = frozenset(self._prefilter.always)
         self._needs: dict[tuple[int, str, str], set[tuple[str, bool]] | None] = {}
@@ -98,6 +97,10 @@ class LineMatcher:
         """A file was truncated or replaced: its record starts again."""
         self.budget.forget(key)
 
+    def fresh_budget(self) -> None:
+        """Every budget starts again, as for a new run (the compiled rules are kept)."""
+        self.budget = Budget(self.budget.clock)
+
     def abandoned(self, key: str) -> list[Abandoned]:
         """Lines of a file that rules gave up on or were not tried on, per rule."""
         return self.budget.abandoned(key)
@@ -153,7 +156,8 @@ class LineMatcher:
             self.budget.current.abandon(rule.id, line, lineno, timed_out=False)
             self.gave_up = True
             return None
-        began = time.perf_counter()
+        clock = self.budget.clock
+        began = clock()
         try:
             return rule.match.search(line, timeout=limit)  # type: ignore[union-attr]
         except TimeoutError:
@@ -161,7 +165,7 @@ class LineMatcher:
             self.gave_up = True
             return None
         finally:
-            self.budget.charge(rule.id, time.perf_counter() - began)
+            self.budget.charge(rule.id, clock() - began)
 
 
 def _capture_needs(rule: Rule, level: str, kind: str) -> set[tuple[str, bool]] | None:
