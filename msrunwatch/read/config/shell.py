@@ -79,7 +79,7 @@ def _read_launch(text: str, doc: Doc, values: dict[str, Value]) -> TrainingConfi
 
 
 def _launcher(launch: Launch) -> bool:
-    return launch.kind in ("msrun", "torchrun")
+    return launch.kind in ("msrun", "torchrun", "deepspeed")
 
 
 def _refuse_non_jobs(entry: Field | None, launch: Launch, doc: Doc) -> None:
