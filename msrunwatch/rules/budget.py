@@ -44,20 +44,22 @@ MIN_TIMEOUT_S = 0.005
 MAX_EXCERPT = 120
 
 
-@dataclass
 class Spend:
     """Time spent and lines tried, against a fixed budget plus the per-line allowance."""
 
-    fixed: float
-    seconds: float = 0.0
-    lines: int = 0
+    __slots__ = ("fixed", "left", "lines", "seconds")
 
-    def left(self) -> float:
-        return self.fixed + ALLOWANCE_S * self.lines - self.seconds
+    def __init__(self, fixed: float) -> None:
+        self.fixed = fixed
+        self.seconds = 0.0
+        self.lines = 0
+        self.left = fixed
+        """fixed + ALLOWANCE_S * lines - seconds, kept as it changes (read on every line)."""
 
     def add(self, seconds: float) -> None:
         self.seconds += seconds
         self.lines += 1
+        self.left += ALLOWANCE_S - seconds
 
 
 @dataclass
@@ -121,6 +123,8 @@ class Budget:
         self._files: dict[str, FileBudget] = {}
         self.current = FileBudget()
         """The file being read (set by `reading`)."""
+        self._spends: dict[str, tuple[Spend, Spend, Spend]] = {}
+        """Per rule, the spends a line it is tried on counts against (the current file's)."""
 
     def reading(self, key: str) -> None:
         """Lines matched from now on belong to this file."""
@@ -128,10 +132,12 @@ class Budget:
         if found is None:
             found = self._files[key] = FileBudget()
         self.current = found
+        self._spends.clear()
 
     def forget(self, key: str) -> None:
         """The file was truncated or replaced: its budget and record start again."""
         self._files.pop(key, None)
+        self._spends.clear()
 
     def abandoned(self, key: str) -> list[Abandoned]:
         found = self._files.get(key)
@@ -143,11 +149,24 @@ class Budget:
             found = self._rules[rule] = Spend(RULE_RUN_S)
         return found
 
+    def spends(self, rule: str) -> tuple[Spend, Spend, Spend]:
+        """What a line the rule is tried on counts against: its spend in the current file,
+        its spend in the run and the run's (see `limit`)."""
+        found = self._spends.get(rule)
+        if found is None:
+            found = self._spends[rule] = (self.current.spend(rule), self.rule(rule), self.total)
+        return found
+
     def timeout(self, rule: str) -> float:
         """How long this rule may run on the next line: 0 when a budget is spent."""
-        left = min(self.current.spend(rule).left(), self.rule(rule).left(), self.total.left())
-        return 0.0 if left <= 0 else min(MATCH_TIMEOUT_S, max(left, MIN_TIMEOUT_S))
+        return limit(self.spends(rule))
 
     def charge(self, rule: str, seconds: float) -> None:
-        for spend in (self.current.spend(rule), self.rule(rule), self.total):
+        for spend in self.spends(rule):
             spend.add(seconds)
+
+
+def limit(spends: tuple[Spend, Spend, Spend]) -> float:
+    """How long a rule may run on its next line, from its spends: 0 when one is spent."""
+    left = min(spends[0].left, spends[1].left, spends[2].left)
+    return 0.0 if left <= 0 else min(MATCH_TIMEOUT_S, max(left, MIN_TIMEOUT_S))
