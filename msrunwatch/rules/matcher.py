@@ -208,16 +208,21 @@ class LineMatcher:
             self.budget.current.abandon(rule.id, line, lineno, timed_out=False)
             self.gave_up = True
             return None
+        pattern = rule.match  # compiled on first use: not the line's cost
+        assert pattern is not None
         clock = self.budget.clock
         began = clock()
         try:
-            return rule.match.search(line, timeout=seconds)  # type: ignore[union-attr]
+            return pattern.search(line, timeout=seconds)
         except TimeoutError:
             self.budget.current.abandon(rule.id, line, lineno, timed_out=True)
             self.gave_up = True
             return None
         finally:
-            spent = clock() - began
+            # The regex module stops the pattern at `seconds` of CPU, so more than that
+            # was spent by someone else (a garbage collection of a large heap, another
+            # thread): never charged to the rule.
+            spent = min(clock() - began, seconds)
             for spend in spends:
                 spend.add(spent)
 
