@@ -225,8 +225,7 @@ class Extractor:
         self._around = around
         if self._progress.feed(text, lineno, self.date):
             self._last_fault = None
-            progress = self._progress.progress
-            self._note_activity(progress.time if progress else None)
+            self._note_activity(self._progress.latest_time)
 
     def skipped_progress(self, count: int, epochs: list[tuple[int, int]]) -> None:
         """Progress lines the scanner counted but did not parse (only the latest matter),
@@ -324,7 +323,7 @@ class Extractor:
                 self._finished_line = lineno - 1  # the summary's INFO header was skipped
         elif self._progress.feed(text, lineno, self.date):
             self._last_fault = None
-            self._note_activity(self._progress.progress.time if self._progress.progress else None)
+            self._note_activity(self._progress.latest_time)
         elif m := P.MEGATRON_STAMP.search(text):
             self._note_activity(parse_iso(m["ts"]))
             if m["what"] == "before the start of training step":
