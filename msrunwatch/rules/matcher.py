@@ -109,16 +109,20 @@ class LineMatcher:
         kind: str = "",
         frame: str | None = None,
         lineno: int | None = None,
+        every_rule: bool = False,
     ) -> list[LineMatch]:
         """Every rule that matches the line (and whose `when` holds for it); `kind` and
         `frame` say what the reader knows of the line's place (see rules.variables.LINE).
         A rule whose pattern runs out of time on the line, or out of budget, is counted as
-        abandoned (with `lineno`, when the reader gives it)."""
+        abandoned (with `lineno`, when the reader gives it). `every_rule`: no prefilter,
+        every rule's pattern is tried (the reader's shortcuts are off, see read.shortcuts)."""
         found: list[LineMatch] = []
         self.gave_up = False
-        for index in self._prefilter.candidates(line):
+        indexes = range(len(self.rules)) if every_rule else self._prefilter.candidates(line)
+        for index in indexes:
             if (
-                index in self._always
+                not every_rule
+                and index in self._always
                 and frame is None
                 and not self._may_hold(index, line, level, kind)
             ):
