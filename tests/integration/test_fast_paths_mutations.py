@@ -111,6 +111,43 @@ def the_plain_facts_guard_says_no(patch: pytest.MonkeyPatch) -> None:
     patch.setattr(P.AnyOf, "could_match", could_match)
 
 
+class _Forgetful(dict):  # type: ignore[type-arg]
+    """A memo that remembers every answer as nothing."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        super().__setitem__(key, () if isinstance(value, tuple) else None)
+
+
+def remembered_lines_forget_their_rules(patch: pytest.MonkeyPatch) -> None:
+    """A line met again (the matcher's per-line memo) gives no finding."""
+    original = matcher.LineMatcher.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self._lines = _Forgetful()
+
+    patch.setattr(matcher.LineMatcher, "__init__", init)
+
+
+def remembered_outcomes_forget_their_rules(patch: pytest.MonkeyPatch) -> None:
+    """A rule's match with captures seen before (the outcome memo) gives no finding."""
+    original = matcher.LineMatcher.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self._outcomes = _Forgetful()
+
+    patch.setattr(matcher.LineMatcher, "__init__", init)
+
+
+def anchored_rules_start_nowhere(patch: pytest.MonkeyPatch) -> None:
+    """The first-character test of rules anchored at the line's start lets no line by."""
+    original = matcher._first_gate
+    patch.setattr(
+        matcher, "_first_gate", lambda rule: None if original(rule) is None else frozenset()
+    )
+
+
 def no_bulk_progress_parsed(patch: pytest.MonkeyPatch) -> None:
     """Of the LossMonitor lines read in bulk, none is parsed for progress."""
     patch.setattr(scan, "_parsed_from", lambda buf, starts: len(starts))
@@ -129,6 +166,9 @@ SABOTAGES: dict[str, Sabotage] = {
         a_shapes_guard_says_no,
         the_plain_facts_guard_says_no,
         no_bulk_progress_parsed,
+        remembered_lines_forget_their_rules,
+        remembered_outcomes_forget_their_rules,
+        anchored_rules_start_nowhere,
     )
 }
 
