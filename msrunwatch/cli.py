@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return ExitCode.USAGE
         return int(handler(args))
     except MsrunwatchError as exc:
-        print(f"msrunwatch: error: {exc}", file=sys.stderr)
+        print(f"msrunwatch: error: {terminal(str(exc))}", file=sys.stderr)
         return ExitCode.USAGE
     except KeyboardInterrupt:
         print("msrunwatch: interrupted", file=sys.stderr)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from msrunwatch.core.errors import UsageError
+from msrunwatch.core.sanitize import terminal
 
 if TYPE_CHECKING:
     from msrunwatch.drivers.settings import Settings
@@ -68,13 +69,13 @@ def output_options(parser: argparse.ArgumentParser) -> None:
 def note(args: argparse.Namespace, text: str) -> None:
     """A one-line note on stderr, unless -q."""
     if not getattr(args, "quiet", False):
-        print(f"msrunwatch: {text}", file=sys.stderr, flush=True)
+        print(f"msrunwatch: {terminal(text)}", file=sys.stderr, flush=True)
 
 
 def verbose(args: argparse.Namespace, text: str) -> None:
     """A line on stderr only with -v."""
     if getattr(args, "verbose", False) and not getattr(args, "quiet", False):
-        print(f"msrunwatch: {text}", file=sys.stderr, flush=True)
+        print(f"msrunwatch: {terminal(text)}", file=sys.stderr, flush=True)
 
 
 PROGRESS_BYTES = 256 << 20

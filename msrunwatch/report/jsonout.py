@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from msrunwatch.core.numbers import finite
+from msrunwatch.core.sanitize import json_document
 from msrunwatch.judge.model import Finding, FirstError, Occurrence, RankReport, Report, RootCause
 from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
 from msrunwatch.read.timestamps import iso
@@ -166,4 +167,5 @@ def to_dict(report: Report) -> dict[str, Any]:
 
 def render(report: Report) -> str:
     """The JSON report text."""
-    return json.dumps(to_dict(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(to_dict(report), indent=2, ensure_ascii=False, allow_nan=False)
+    return json_document(text) + "\n"

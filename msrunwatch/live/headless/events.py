@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from msrunwatch.core.numbers import finite
-from msrunwatch.core.sanitize import json_line
+from msrunwatch.core.sanitize import json_document, json_line
 
 SCHEMA = 1
 """Version of the event lines; bumped only when a field changes meaning or disappears."""
@@ -103,7 +103,7 @@ class EventStream:
             line = json.dumps(record, ensure_ascii=False, allow_nan=False, default=_plain)
         except ValueError:  # a NaN or infinity got past the report: null, as JSON has none
             line = json.dumps(_finite(record), ensure_ascii=False, default=_plain)
-        line = json_line(line) + "\n"
+        line = json_line(json_document(line)) + "\n"
         try:
             out.write(line)
             out.flush()
