@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from msrunwatch import __version__
 from msrunwatch.commands import check, completion, estimate, rules, triage, watch
@@ -49,6 +49,37 @@ class Parser(argparse.ArgumentParser):
         options = message.partition("(choose from ")[2].rstrip(")").replace("'", "").split(", ")
         close = difflib.get_close_matches(choice, options, n=1) if choice else []
         super().error(message + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse; an unknown option is an error from the subcommand that was given (its usage
+    line, not the top level's), with the nearest option it has (`--formt`: `--format`)."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        owner = _command_parser(parser, args)
+        owner.error(unrecognized(extras, owner))
+    return args
+
+
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
+    """The parser of the (sub)command the arguments chose: `rules list`'s for `rules list`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                return _command_parser(chosen, args)
+    return parser
+
+
+def unrecognized(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """`unrecognized arguments: --formt json; did you mean '--format'?`"""
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    option = next((e.partition("=")[0] for e in extras if e.startswith("-")), None)
+    if option is None:
+        return message
+    known = [s for action in parser._actions for s in action.option_strings]
+    close = difflib.get_close_matches(option, known, n=1, cutoff=0.75)
+    return message + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 def _parser() -> Parser:
@@ -89,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return ExitCode.OK
     try:
-        args = parser.parse_args(_route(args_in))
+        args = _parse(parser, _route(args_in))
         args.root_parser = parser
         handler = getattr(args, "handler", None)
         if handler is None:

@@ -11,9 +11,11 @@ from msrunwatch.commands import stdin
 from msrunwatch.commands.common import (
     FILE,
     add_command,
+    existing,
     launch_options,
     paths,
     rule_options,
+    rules_of,
     settings_of,
     use_color,
     write,
@@ -34,11 +36,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Lint logs (and configs) for CI: findings in CI formats, exit 1 at --fail-on."""
     from msrunwatch.drivers.check import check_targets, render
     from msrunwatch.drivers.options import Launch
-    from msrunwatch.drivers.settings import rule_set
 
     paths(args.targets, "target"), paths(args.console, "--console")
+    existing([*args.targets, *(args.console or ())])
     settings = settings_of(args)
-    rules = rule_set(settings)
+    rules = rules_of(args, settings)
     launch = Launch(
         args.devices,
         args.msrun,

@@ -23,6 +23,10 @@ FILE = {"bash": "_shtab_compgen_files", "zsh": "_files", "tcsh": "f"}
 """Shell completion of a file argument (shtab's `FILE`, without importing shtab)."""
 DIRECTORY = {"bash": "_shtab_compgen_dirs", "zsh": "_files -/", "tcsh": "d"}
 """Shell completion of a directory argument, or a file (logs may be given one by one)."""
+RULE_IDS = "_msrunwatch_rule_ids"
+"""The shell function that lists rule ids (defined in the completion script's preamble)."""
+RULE_ID = {"bash": RULE_IDS, "zsh": f"{{{RULE_IDS}}}", "tcsh": "R"}
+"""Shell completion of a rule id; `R` becomes the list of ids in the tcsh script."""
 EXIT_CODES = """exit codes:
   0  the run looks healthy (or is still running without faults)
   1  faults found
@@ -92,7 +96,7 @@ def progress_printer(stream: Any) -> Callable[[int, int, int, int], None] | None
             return
         end = "\n" if done == files else ""
         print(
-            f"\rmsrunwatch: read {done}/{files} files, {read >> 20}/{total >> 20} MB",
+            f"\rmsrunwatch: read {done}/{files} files, {read >> 20}/{total >> 20} MiB",
             end=end,
             file=sys.stderr,
             flush=True,
@@ -134,10 +138,12 @@ def paths(values: list[str] | None, what: str = "path") -> list[str]:
 
 
 def settings_of(args: argparse.Namespace) -> Settings:
-    """The settings file (found or given) with the command-line options on top."""
+    """The settings file (found or given) with the command-line options on top; -v says
+    which file it was."""
     from msrunwatch.drivers import settings
 
     base = settings.read_file(Path(args.settings)) if args.settings else settings.find(Path.cwd())
+    verbose(args, f"settings: {settings.describe(base)}")
     return settings.merge(
         base,
         args.rules or (),
@@ -148,11 +154,44 @@ def settings_of(args: argparse.Namespace) -> Settings:
     )
 
 
-def rules_of(args: argparse.Namespace) -> list[Rule]:
-    """The rules the command runs."""
-    from msrunwatch.drivers.settings import rule_set
+def rules_of(args: argparse.Namespace, chosen: Settings | None = None) -> list[Rule]:
+    """The rules the command runs (under `chosen` settings, else the command's); -v says
+    how many, from where, and what the settings changed."""
+    from msrunwatch.drivers.settings import describe_rules, rule_set
 
-    return rule_set(settings_of(args))
+    given = settings_of(args) if chosen is None else chosen
+    rules = rule_set(given)
+    verbose(args, f"rules: {describe_rules(rules, given)}")
+    return rules
+
+
+def existing(values: Sequence[str], what: str = "path") -> None:
+    """Refuse a path that does not exist, with the nearest name beside it (`msrun_lgo`:
+    did you mean `msrun_log`?); `-` (standard input) is left to the reader."""
+    for value in values:
+        if value != "-" and not os.path.lexists(value):
+            raise UsageError(f"{value}: no such file or directory{near_hint(value)}")
+
+
+def near_hint(value: str) -> str:
+    """`; did you mean 'msrun_log'?` when the parent directory holds a name close to the
+    missing one's, else nothing."""
+    near = near_name(value)
+    return f"; did you mean {near!r}?" if near else ""
+
+
+def near_name(value: str) -> str | None:
+    """An existing path whose name is close to a missing one's (a typo), or None."""
+    import difflib
+
+    path = Path(value)
+    parent = path.parent
+    try:
+        names = [p.name for p in parent.iterdir()] if parent.is_dir() else []
+    except OSError:
+        return None
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.8)
+    return str(parent / close[0]) if close else None
 
 
 def launch_options(parser: argparse.ArgumentParser) -> None:
@@ -183,18 +222,19 @@ def rule_options(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="extra rule files or directories; a rule with a built-in id replaces it",
     )
-    group.add_argument(
+    select = group.add_argument(
         "--select",
         action="append",
         metavar="IDS",
         help="only these rule ids or categories (comma-separated)",
     )
-    group.add_argument(
+    ignore = group.add_argument(
         "--ignore",
         action="append",
         metavar="IDS",
         help="skip these rule ids or categories (comma-separated)",
     )
+    select.complete = ignore.complete = RULE_ID  # type: ignore[attr-defined]
     group.add_argument(
         "--severity",
         action="append",

@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from msrunwatch.commands.common import DIRECTORY, add_command, rule_options, rules_of, write
+from msrunwatch.commands.common import (
+    DIRECTORY,
+    RULE_ID,
+    add_command,
+    rule_options,
+    rules_of,
+    write,
+)
 from msrunwatch.core.errors import UsageError
 from msrunwatch.core.exit_codes import ExitCode
 
@@ -169,7 +176,8 @@ def _add_show(rules_sub: Any) -> None:
         ("msrunwatch rules show oom-memory-not-enough", "msrunwatch rules show cann-ei0006"),
         RULE_EXITS,
     )
-    show.add_argument("id", metavar="ID", help="rule id (or a former id)")
+    rule_id = show.add_argument("id", metavar="ID", help="rule id (or a former id)")
+    rule_id.complete = RULE_ID  # type: ignore[attr-defined]
     rule_options(show)
     show.set_defaults(handler=cmd_rules_show)
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from msrunwatch.core.errors import MsrunwatchError
+
 if TYPE_CHECKING:
     from msrunwatch.judge.model import Report
 
@@ -33,7 +35,11 @@ def spooled(targets: Sequence[str], source: BinaryIO | None = None) -> Iterator[
         path = os.path.join(tmp, "stdin.log")
         with open(path, "wb") as fh:
             shutil.copyfileobj(source or sys.stdin.buffer, fh)
-        yield [path if t == STDIN else t for t in targets]
+        try:
+            yield [path if t == STDIN else t for t in targets]
+        except MsrunwatchError as exc:  # `<stdin>: not an msrun log`, never the spool's path
+            exc.args = (_in_text(str(exc), {path}),)
+            raise
 
 
 def relabel(report: Report, spooled_targets: Sequence[str]) -> Report:

@@ -12,6 +12,7 @@ from msrunwatch.commands.common import (
     DIRECTORY,
     EXIT_CODES,
     add_command,
+    existing,
     paths,
     progress_printer,
     rule_options,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 def cmd_triage(args: argparse.Namespace) -> int:
     """Read a finished (or running) run's logs and print the verdict."""
     paths(args.dirs, "log directory"), paths(args.console, "--console")
+    existing([*args.dirs, *(args.console or ()), *(args.config or ())])
     with stdin.spooled(args.dirs) as targets:
         started = time.monotonic()
         report = stdin.relabel(_triage(args, targets), targets)

@@ -8,18 +8,24 @@ escape codes into a file or a pipe: the triage report is printed instead.
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from typing import Any
 
 from msrunwatch.commands.common import (
     DIRECTORY,
     add_command,
+    near_name,
     note,
     paths,
     rule_options,
     rules_of,
 )
 from msrunwatch.core.errors import UsageError
+
+FOREVER = math.inf
+"""`--wait` without a value."""
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -33,6 +39,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         return cmd_triage(_triage_args(args))
     if "-" in args.dirs:
         raise UsageError("- (standard input) is read by triage and check, not followed live")
+    _refuse_typos(args.dirs, args.wait)
     from msrunwatch.live.observer import Arrival
     from msrunwatch.live.run import LiveRun
 
@@ -53,6 +60,21 @@ def cmd_watch(args: argparse.Namespace) -> int:
         live.close()
 
 
+def _refuse_typos(targets: list[str], wait: float | None) -> None:
+    """A missing target whose name is close to one that exists is a typo, not a directory
+    msrun will create: say which one was meant, and wait only when --wait asks for it."""
+    if wait is not None:
+        return
+    for target in targets:
+        if not os.path.lexists(target):
+            near = near_name(target)
+            if near is not None:
+                raise UsageError(
+                    f"{target}: no such file or directory; did you mean {near!r}? "
+                    f"(--wait to wait for {target} to appear)"
+                )
+
+
 def _terminal() -> bool:
     return sys.stdout.isatty() and sys.stdin.isatty()
 
@@ -62,7 +84,7 @@ def _headless(args: argparse.Namespace, live: Any, arrival: Any) -> int:
 
     missing = arrival.missing()
     if missing:
-        limit = f" (at most {args.wait:g}s)" if args.wait is not None else ""
+        limit = f" (at most {args.wait:g}s)" if args.wait not in (None, FOREVER) else ""
         note(args, f"waiting for {', '.join(missing)} to appear{limit}")
         if not arrival.wait():
             raise UsageError(f"{missing[0]}: did not appear within {args.wait:g}s")
@@ -134,8 +156,11 @@ def add(sub: Any) -> None:
     p.add_argument(
         "--wait",
         type=float,
+        nargs="?",
+        const=FOREVER,
         metavar="SECONDS",
-        help="wait at most this long for a DIR that does not exist yet (default: for ever)",
+        help="wait at most this long for a DIR that does not exist yet (without SECONDS: for "
+        "ever); a DIR whose name is close to one that exists is refused as a typo without it",
     )
     p.add_argument(
         "--exit-when-done",

@@ -9,16 +9,17 @@ framework-version (framework -> version, for the version-dependent config checks
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from msrunwatch.core.compat import toml_loads
+from msrunwatch.core.compat import toml_loads, zip_strict
 from msrunwatch.core.errors import SettingsError, YamlError
 from msrunwatch.core.fileio import read_capped
 from msrunwatch.core.yamlload import load
-from msrunwatch.rules.loader import load_rules
+from msrunwatch.rules.loader import builtin_rules_dir, load_rules
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.vocab import Severity
 
@@ -41,6 +42,9 @@ class Settings:
     source: Path | None = None
     framework_version: str | None = None
     """`framework-version: {mindformers: 1.6.0}`: what the config checks may rely on."""
+    origin: Mapping[str, str] = field(default_factory=dict)
+    """Where each rule name and rules path came from (`msrunwatch.yaml: ignore`,
+    `--ignore`), so an error names the file and the key to fix."""
 
 
 def _list(value: Any, key: str, where: str) -> tuple[str, ...]:
@@ -85,8 +89,16 @@ def _from_mapping(data: Any, source: Path, where: str) -> Settings:
     if fail_on not in FAIL_ON:
         raise SettingsError(f"{where}: fail-on must be one of {', '.join(FAIL_ON)}")
     base = source.parent
-    return Settings(
-        rules=tuple(base / p for p in _list(data.get("rules", []), "rules", where)),
+    written = _list(data.get("rules", []), "rules", where)
+    rules = tuple(base / p for p in written)
+    for text, path in zip_strict(written, rules):
+        if not path.exists():
+            raise SettingsError(
+                f"{where}: rules: {text}: no such file or directory (paths are relative to "
+                "the settings file)"
+            )
+    settings = Settings(
+        rules=rules,
         select=_list(data.get("select", []), "select", where),
         ignore=_list(data.get("ignore", []), "ignore", where),
         severity=_severities(data.get("severity", {}), where),
@@ -94,6 +106,14 @@ def _from_mapping(data: Any, source: Path, where: str) -> Settings:
         source=source,
         framework_version=_versions(data.get("framework-version"), where),
     )
+    return replace(settings, origin=_origins(settings, where))
+
+
+def _origins(settings: Settings, where: str) -> dict[str, str]:
+    """`where: key` for each name the settings hold."""
+    named = {"select": settings.select, "ignore": settings.ignore}
+    named["severity"] = tuple(settings.severity)
+    return {name: f"{where}: {key}" for key, names in named.items() for name in names}
 
 
 def _text(path: Path) -> str:
@@ -154,19 +174,29 @@ def merge(
 ) -> Settings:
     """Command-line options on top of the file's settings."""
     overrides = dict(base.severity)
+    origin = dict(base.origin)
     for item in severity:
         key, _, level = item.partition("=")
         try:
             overrides[key.strip()] = Severity(level.strip())
         except ValueError:
             raise SettingsError(f"--severity {item!r}: expected ID=error|warning|info") from None
+        origin[key.strip()] = "--severity"
+    extra = [Path(r) for r in rules]
+    for path in extra:
+        if not path.exists():
+            raise SettingsError(f"--rules {path}: no such file or directory")
+    chosen, skipped = _split(select), _split(ignore)
+    origin.update(dict.fromkeys(chosen, "--select"))
+    origin.update(dict.fromkeys(skipped, "--ignore"))
     return replace(
         base,
-        rules=(*base.rules, *(Path(r) for r in rules)),
-        select=(*base.select, *_split(select)),
-        ignore=(*base.ignore, *_split(ignore)),
+        rules=(*base.rules, *extra),
+        select=(*base.select, *chosen),
+        ignore=(*base.ignore, *skipped),
         severity=overrides,
         fail_on=fail_on or base.fail_on,
+        origin=origin,
     )
 
 
@@ -192,7 +222,12 @@ def apply(rules: Sequence[Rule], settings: Settings) -> list[Rule]:
     known = {name for r in rules for name in _names(r)}
     for name in (*settings.select, *settings.ignore, *settings.severity):
         if name not in known:
-            raise SettingsError(f"unknown rule id or category {name!r}")
+            where = settings.origin.get(name)
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise SettingsError(
+                f"{where + ': ' if where else ''}unknown rule id or category {name!r}{hint}"
+            )
     chosen = [r for r in rules if not settings.select or _named(r, settings.select)]
     chosen = [r for r in chosen if not _named(r, settings.ignore)]
     out = []
@@ -208,3 +243,32 @@ def rule_set(settings: Settings) -> list[Rule]:
     if settings.rules:
         rules.update({r.id: r for r in load_rules(settings.rules)})
     return apply(list(rules.values()), settings)
+
+
+def describe(settings: Settings) -> str:
+    """Which settings file applies, for -v: `/repo/msrunwatch.yaml`, or that none does."""
+    source = settings.source
+    if source is None:
+        return (
+            "none (no msrunwatch.yaml, .msrunwatch.yaml or pyproject.toml with "
+            "[tool.msrunwatch] from the working directory up)"
+        )
+    return f"{source} [tool.msrunwatch]" if source.name == "pyproject.toml" else str(source)
+
+
+def describe_rules(rules: Sequence[Rule], settings: Settings) -> str:
+    """The rules that run, for -v: how many are built in, which came from the user's paths,
+    and what selection and severity changes were applied."""
+    builtin = str(builtin_rules_dir().resolve())
+    own = sum(1 for r in rules if str(Path(r.path).resolve()).startswith(builtin))
+    parts = [f"{len(rules)} run ({own} built-in from {builtin}"]
+    if len(rules) != own:
+        parts[0] += f", {len(rules) - own} from {', '.join(str(p) for p in settings.rules)}"
+    parts[0] += ")"
+    for key, names in (("select", settings.select), ("ignore", settings.ignore)):
+        if names:
+            parts.append(f"{key} {','.join(names)}")
+    if settings.severity:
+        changed = ",".join(f"{k}={v.value}" for k, v in settings.severity.items())
+        parts.append(f"severity {changed}")
+    return "; ".join(parts)

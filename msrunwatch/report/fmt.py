@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from msrunwatch.core.numbers import to_int
 from msrunwatch.judge.model import Finding, Occurrence, RankReport, Report
 from msrunwatch.read.timestamps import clock, iso
 from msrunwatch.rules.template import rank_ranges
@@ -62,8 +61,11 @@ def when(seconds: float | None, exact: bool) -> str:
 
 UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 """Binary units, as MindSpore's own memory lines count (its "MB" is MiB)."""
-_BYTES = re.compile(r"\b(\d{4,}) ?B\b")
-_MIB = re.compile(r"\b(\d{3,}) ?MB\b")
+_NUMBER = r"\d{1,30}(?:\.\d{1,12})?"
+_SIZES = re.compile(rf"\b({_NUMBER}(?:, {_NUMBER})*) ?(B|MB|MiB|GB)\b")
+"""A size in a message, or a list of sizes sharing one unit (`43509, 54999 MB`)."""
+_SCALE = {"B": 1, "MB": 1 << 20, "MiB": 1 << 20, "GB": 1 << 30}
+"""Bytes per unit as MindSpore means them: its MB and GB are MiB and GiB."""
 
 
 def size(nbytes: float) -> str:
@@ -84,16 +86,24 @@ def mib(value: float | None) -> str:
 
 
 def human_sizes(message: str) -> str:
-    """Raw byte counts in a rule's message (`68719476736 B`, `11576 MB`) as `64.0 GiB` and
-    `11.3 GiB` (MindSpore's MB are MiB); the JSON report keeps the message as written."""
-    message = _BYTES.sub(lambda m: _sized(m, size), message)
-    return _MIB.sub(lambda m: _sized(m, mib), message)
+    """Sizes in a rule's message (`68719476736 B`, `11576 MB`, `59.8 GB`, `43509, 54999 MB`)
+    in one style, MiB or GiB (`64.0 GiB`, `11.3 GiB`; MindSpore's MB and GB are MiB and GiB);
+    the JSON report keeps the message as written. Small byte counts (`512 B`) stay."""
+    return _SIZES.sub(_sized, message)
 
 
-def _sized(m: re.Match[str], unit: Callable[[float], str]) -> str:
-    """A count of 1,000 digits (a forged line) is left as written."""
-    value = to_int(m[1])
-    return m[0] if value is None else unit(value)
+def _sized(m: re.Match[str]) -> str:
+    unit = m[2]
+    if unit == "B" and ("," in m[1] or "." in m[1] or len(m[1]) < 4):
+        return m[0]
+    out = []
+    for text in m[1].split(", "):
+        value = float(text) * _SCALE[unit]
+        if not math.isfinite(value):
+            return m[0]  # a forged figure of 30 digits: left as written
+        whole_mib = unit != "B" and (value >= 1 << 20 or value == 0)
+        out.append(mib(value / (1 << 20)) if whole_mib else size(value))
+    return ", ".join(out)
 
 
 def headroom(report: Report) -> str:
@@ -204,8 +214,11 @@ def where_path(log_dir: str | None, file: str | None, line: int | None) -> str:
 
 
 def about(f: Finding) -> str:
-    """Whom a finding is about: its ranks, else the scheduler or msrun, else the whole run."""
+    """Whom a finding is about: its ranks, else the config it points at (no log directory),
+    else the scheduler or msrun, else the whole run."""
     if f.ranks:
         return ranks_text(f.ranks)
     first = f.first
-    return "scheduler/msrun" if first is not None and first.file is not None else "the run"
+    if first is None or first.file is None:
+        return "the run"
+    return f"config {os.path.basename(first.file)}" if first.log_dir is None else "scheduler/msrun"

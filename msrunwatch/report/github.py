@@ -46,7 +46,8 @@ def _properties(f: Finding) -> str:
 
 def _annotation(f: Finding) -> str:
     """One workflow command: the finding's message and the ranks that showed it."""
-    message = f"{f.message} ({fmt.ranks_text(f.ranks)})" if f.ranks else f.message
+    text = fmt.human_sizes(f.message)
+    message = f"{text} ({fmt.ranks_text(f.ranks)})" if f.ranks else text
     return f"::{COMMAND[f.severity]} {_properties(f)}::{_data(message)}"
 
 

@@ -35,7 +35,13 @@ def _evidence(f: Finding) -> list[str]:
     lines = []
     shown = [o for o in f.occurrences if o.file is not None]
     for o in shown[:MAX_EVIDENCE]:
-        who = "scheduler/msrun" if o.rank is None else f"rank {o.rank}"
+        who = (
+            f"rank {o.rank}"
+            if o.rank is not None
+            else "config"
+            if o.log_dir is None
+            else "scheduler/msrun"
+        )
         lines.append(f"  {fmt.where(o)} ({who}): {o.text}".rstrip())
     if len(shown) > MAX_EVIDENCE:
         lines.append(f"  ... {len(shown) - MAX_EVIDENCE} more occurrences")
@@ -44,10 +50,10 @@ def _evidence(f: Finding) -> list[str]:
 
 def _describe(f: Finding) -> list[str]:
     """A finding as the failure text shows it: headline, evidence, hint."""
-    about = fmt.ranks_text(f.ranks) if f.ranks else "scheduler/msrun"
-    out = [f"{f.severity.value} [{f.role}] {about}: {f.message}", *_evidence(f)]
+    message = fmt.human_sizes(f.message)
+    out = [f"{f.severity.value} [{f.role}] {fmt.about(f)}: {message}", *_evidence(f)]
     if f.hint:
-        out.append(f"  hint: {f.hint}")
+        out.append(f"  hint: {fmt.human_sizes(f.hint)}")
     return out
 
 
@@ -58,7 +64,7 @@ def _testcase(rule_id: str, category: str, findings: Sequence[Finding]) -> ET.El
         failure = ET.SubElement(
             case,
             "failure",
-            message=_one_line(findings[0].message),
+            message=_one_line(fmt.human_sizes(findings[0].message)),
             type=findings[0].severity.value,
         )
         failure.text = _clean("\n".join(line for f in findings for line in _describe(f)))

@@ -12,15 +12,19 @@ from msrunwatch.rules.model import Rule
 
 def render(report: Report, rules: Sequence[Rule]) -> str:
     """Parsable lines (editors and CI log viewers link them), what could not be read, then a
-    one-line summary. Log text reaches the terminal with its control characters visible."""
+    one-line summary. Log text reaches the terminal with its control characters visible;
+    sizes read as MiB and GiB (the JSON format keeps the messages as the rules wrote them)."""
     out = []
     for f in report.findings:
         first = next((o for o in f.occurrences if o.file), None)
         where = fmt.where(first) if first else (report.log_dirs[0] if report.log_dirs else "-")
         about = f" [{fmt.ranks_text(f.ranks)}]" if f.ranks else ""
-        out.append(f"{where}: {f.severity.value} {f.rule}: {f.message}{about}")
+        message = fmt.human_sizes(f.message)
+        out.append(f"{where}: {f.severity.value} {f.rule}: {message}{about}")
         if first is not None and first.log_dir is None and f.hint:
-            out.append(f"    hint: {f.hint}")  # a config finding: the hint names values that work
+            out.append(
+                f"    hint: {fmt.human_sizes(f.hint)}"
+            )  # a config finding: the hint names values that work
     out.extend(f"warning: {w}" for w in report.warnings)
     counts = {
         s: sum(1 for f in report.findings if f.severity.value == s)

@@ -162,7 +162,9 @@ def test_junit_has_one_testcase_per_rule_and_fails_only_those_that_fired(
     failure = oom.find("failure")
     assert failure is not None
     assert failure.get("type") == "error"
-    assert failure.get("message") == report.findings[0].message
+    assert failure.get("message") == (  # sizes as a person reads them, as in every text
+        "Out of memory: 0_Default/BroadcastTo-op0 could not allocate 64.0 GiB"
+    )
     assert f"fixtures/{OOM}/msrun_log/worker_1.log:20 (rank 1)" in (failure.text or "")
     assert "BroadcastTo-op0" in (failure.text or "")
     warning = next(c for c in cases if c.get("name") == "allocate-memory-failed")
@@ -216,7 +218,7 @@ def test_github_annotations_one_per_finding(run: Triage, rules: list[Rule]) -> N
     assert lines[0] == (
         f"::error file=fixtures/{OOM}/msrun_log/worker_1.log,line=20,"
         "title=oom-memory-not-enough%3A A kernel's memory allocation failed (memory pool exhausted)"
-        "::Out of memory: 0_Default/BroadcastTo-op0 could not allocate 68719476736 B (ranks 0-1)"
+        "::Out of memory: 0_Default/BroadcastTo-op0 could not allocate 64.0 GiB (ranks 0-1)"
     )
     kinds = [line.split(" ", 1)[0] for line in lines]
     assert kinds == ["::error"] * 2 + ["::warning"] + ["::notice"] * 2

@@ -39,6 +39,21 @@ def test_mib(mib: int | None, text: str) -> None:
             "actual peak 11.3 GiB exceeds the usable 1.0 GiB",
         ),
         ("step 100 B, rank 3", "step 100 B, rank 3"),  # too small to be a size
+        (  # MindSpore's GB and fractional MB, beside MB: one style, never MB and GiB mixed
+            "max_device_memory is 65536 MB but only 59.8872 GB are free (allowed up to 61324.5 MB)",
+            "max_device_memory is 64.0 GiB but only 59.9 GiB are free (allowed up to 59.9 GiB)",
+        ),
+        (
+            "median actual peak per stage 43509, 54999 MB",
+            "median actual peak per stage 42.5 GiB, 53.7 GiB",
+        ),
+        (
+            "peak at 71549 MiB, 109% of the 65536 MiB usable",
+            "peak at 69.9 GiB, 109% of the 64.0 GiB usable",
+        ),
+        ("hcclBufferSize is 200 MB", "hcclBufferSize is 200 MiB"),
+        ("GBS 1 / (MBS 1 x DP 1)", "GBS 1 / (MBS 1 x DP 1)"),  # words, not units
+        ("1" * 40 + " B", "1" * 40 + " B"),  # a forged figure is left as written
     ],
 )
 def test_raw_sizes_in_messages(message: str, shown: str) -> None:

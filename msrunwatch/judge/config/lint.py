@@ -47,7 +47,9 @@ def _finding(config: TrainingConfig, rule: Rule, env: dict[str, Any]) -> Finding
         text=source.text if source else "",
         message=message,
     )
-    role = "root-cause" if rule.severity is Severity.ERROR else "symptom"
+    # An error refuses the job: it is the cause. Otherwise the rule says (advice is its own
+    # `cause`, context a `note`); a config finding is never a symptom of another rank's fault.
+    role = "root-cause" if rule.severity is Severity.ERROR else rule.role.value
     hint = render(rule.hint, env) if rule.hint else ""
     key = fingerprint(rule.id, f"{config.path}|{message}")
     return Finding.of(rule, role, message, (), (occ,), 1, key, hint=hint)

@@ -1,0 +1,122 @@
+"""A typo costs one line to fix: mistyped options, paths and settings get the nearest right
+one, from the subcommand that was meant; -v says which settings and rules were used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from msrunwatch.cli import main
+from tests.support import FIXTURES
+
+OOM = FIXTURES / "cpu_dp2_oom_alloc_failed"
+
+
+def error_of(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """The exit code and stderr of a command line that argparse may end with SystemExit."""
+    try:
+        code = main(argv)
+    except SystemExit as done:
+        code = int(done.code or 0)
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "meant"),
+    [
+        (["triage", str(OOM), "--formt", "json"], "usage: msrunwatch triage", "--format"),
+        (["check", str(OOM), "--fail_on", "warning"], "usage: msrunwatch check", "--fail-on"),
+        ([str(OOM), "--stal-after", "3"], "usage: msrunwatch watch", "--stall-after"),
+        (["rules", "list", "--scoep", "run"], "usage: msrunwatch rules list", "--scope"),
+    ],
+)
+def test_a_mistyped_option_gets_the_subcommands_usage_and_the_nearest_option(
+    argv: list[str], usage: str, meant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = error_of(argv, capsys)
+    assert code == 2
+    assert err.startswith(usage), err
+    assert err.rstrip().endswith(f"did you mean {meant!r}?"), err
+
+
+def test_an_option_like_no_other_gets_no_guess(capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = error_of(["rules", "list", "--bogus"], capsys)
+    assert code == 2 and err.rstrip().endswith("unrecognized arguments: --bogus")
+
+
+@pytest.mark.parametrize("command", ["triage", "check"])
+def test_a_mistyped_path_names_the_near_one(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    typo = str(OOM)[:-1]
+    assert main([command, typo]) == 2
+    assert capsys.readouterr().err == (
+        f"msrunwatch: error: {typo}: no such file or directory; did you mean {str(OOM)!r}?\n"
+    )
+
+
+def test_watch_refuses_a_near_name_unless_waiting_is_asked_for(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A job script starts the watcher before msrun creates its directory; a typo beside an
+    existing run is no such directory: it is answered at once, and waited for only on
+    request."""
+    typo = str(OOM)[:-1]
+    assert main(["watch", typo, "--headless"]) == 2
+    err = capsys.readouterr().err
+    assert f"did you mean {str(OOM)!r}? (--wait to wait for {typo} to appear)" in err
+    assert main(["watch", typo, "--headless", "--wait", "0.2"]) == 2
+    assert "did not appear within 0.2s" in capsys.readouterr().err
+
+
+def test_verbose_names_the_settings_file_and_the_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", str(OOM), "-v"]) == 1
+    err = capsys.readouterr().err
+    assert "msrunwatch: settings: none (no msrunwatch.yaml" in err
+    assert "msrunwatch: rules: " in err and " built-in from " in err
+    (tmp_path / "pyproject.toml").write_text('[tool.msrunwatch]\nignore = ["oom"]\n')
+    for argv in (["check", str(OOM)], ["triage", str(OOM)], ["rules", "list"]):
+        main([*argv, "-v"])
+        err = capsys.readouterr().err
+        assert f"msrunwatch: settings: {tmp_path / 'pyproject.toml'} [tool.msrunwatch]\n" in err
+        assert "; ignore oom" in err, argv
+    main(["completion", "bash", "-v"])
+    assert "rule ids complete (no settings file is read)" in capsys.readouterr().err
+
+
+def test_settings_errors_name_the_file_and_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = tmp_path / "msrunwatch.yaml"
+    settings.write_text("rules: [ci/rules]\n")
+    assert main(["check", str(OOM)]) == 2
+    assert capsys.readouterr().err == (
+        f"msrunwatch: error: {settings}: rules: ci/rules: no such file or directory "
+        "(paths are relative to the settings file)\n"
+    )
+    settings.write_text("ignore: [peer-disconected]\n")
+    assert main(["check", str(OOM)]) == 2
+    assert capsys.readouterr().err == (
+        f"msrunwatch: error: {settings}: ignore: unknown rule id or category "
+        "'peer-disconected'; did you mean 'peer-disconnected'?\n"
+    )
+    settings.unlink()
+    assert main(["check", str(OOM), "--severity", "oom-x=warning"]) == 2
+    assert "error: --severity: unknown rule id or category 'oom-x'" in capsys.readouterr().err
+
+
+def test_an_empty_standard_input_is_named_stdin(capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+    import sys
+
+    for command in ("triage", "check"):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+            assert main([command, "-"]) == 2
+        err = capsys.readouterr().err
+        assert err == "msrunwatch: error: <stdin>: not an msrun or MindSpore log\n", err
