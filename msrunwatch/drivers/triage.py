@@ -14,7 +14,7 @@ from msrunwatch.core.heap import reuse_blocks_below
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
-from msrunwatch.read.discover import LogFile, console_file, discover_target
+from msrunwatch.read.discover import LogFile, console_file, discover_target, distinct
 from msrunwatch.read.facts import FileFacts, FileRole
 from msrunwatch.read.pieces import Piece, Source, Torn, bounds, join, scan_piece
 from msrunwatch.read.runstate import assemble
@@ -100,6 +100,7 @@ def find_logs(
     --join): it is read as a worker's log too."""
     files = [f for target in targets for f in discover_target(target, warnings)]
     files.extend(console_file(c) for c in consoles)
+    files = distinct(files, warnings if warnings is not None else [])
     if not any(f.role is FileRole.WORKER for f in files):
         files = [
             replace(f, role=FileRole.WORKER) if f.role is FileRole.CONSOLE else f for f in files

@@ -202,7 +202,13 @@ class LiveRun:
         self._known.add(path)
         key = path.resolve()
         if key not in self._files:
-            self._files[key] = _Tracked(log, FileTail(log.path), self._scanner(log))
+            root = Path(log.log_dir) if log.log_dir in self.targets else None
+            root = root if root is not None and root.is_dir() else None
+            self._files[key] = _Tracked(log, FileTail(log.path, root), self._scanner(log))
+            self._urgent = True
+        elif self._files[key].log.path != path:  # as triage says it: read once, and said
+            first = self._files[key].log.path
+            self._skipped[path] = f"skipped {path}: another path to {first}, already read"
             self._urgent = True
 
     def _scanner(self, log: LogFile) -> FileScanner:
@@ -248,7 +254,8 @@ class LiveRun:
             for key, t in self._files.items()
             for a in self._matcher.abandoned(str(key))
         ]
-        return [*self._listing, *self._skipped.values(), *self._errors.values(), *given_up]
+        said = [*self._listing, *self._skipped.values(), *self._errors.values(), *given_up]
+        return list(dict.fromkeys(said))  # a file swapped for a link out: listing and read
 
     # -- ticks ------------------------------------------------------------------------
 
