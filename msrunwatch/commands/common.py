@@ -118,12 +118,16 @@ def use_color(choice: str, stream: Any) -> bool:
 
 
 def write(text: str, output: str | None) -> None:
-    """Print, or write to --output (never a traceback on a bad path)."""
+    """Print, or write to --output (never a traceback on a bad path). A file is written
+    whole or not at all (core.fileio.write_whole): a SIGTERM or a full disk leaves no
+    cut-off report behind."""
     if output is None or output == "-":
         sys.stdout.write(text)
         return
+    from msrunwatch.core.fileio import write_whole
+
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        write_whole(Path(output), text.encode("utf-8", "surrogateescape"))
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc.strerror}") from None
 
