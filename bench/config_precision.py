@@ -33,6 +33,7 @@ import argparse
 import csv
 import hashlib
 import os
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -82,6 +83,39 @@ class Outcome:
     skipped: str | None = None
     problem: str | None = None
     """The file is missing or is not the file the manifest names."""
+
+
+def _checkouts() -> list[Path]:
+    """This checkout, the one its worktree belongs to, and a local clone's origin: the corpus
+    sits beside one of them (CI may run in a clone of /work/main made elsewhere)."""
+    found = [ROOT]
+    for args in (["rev-parse", "--git-common-dir"], ["config", "--get", "remote.origin.url"]):
+        try:
+            out = subprocess.run(
+                ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=False
+            ).stdout.strip()
+        except OSError:
+            continue
+        path = Path(out.removeprefix("file://")) if out else None
+        if path is not None and path.is_absolute():
+            found.append(path.parent if path.name == ".git" else path)
+    return found
+
+
+def corpus_candidates(given: str) -> list[Path]:
+    """Where a relative --corpus may be: the working directory, then beside each checkout (the
+    repository root's parent is where `../shared/corpus/configs` lives)."""
+    path = Path(given)
+    if path.is_absolute():
+        return [path]
+    out = [Path.cwd() / path]
+    out += [root / path for root in _checkouts()]
+    return list(dict.fromkeys(p.resolve() for p in out))
+
+
+def corpus_dir(given: str) -> Path | None:
+    """The first candidate that is a directory, or None."""
+    return next((p for p in corpus_candidates(given) if p.is_dir()), None)
 
 
 def blob_id(data: bytes) -> str:
@@ -300,13 +334,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--index", default=str(CORPUS), help="where trees.csv, manifest.csv, verdicts.csv are"
     )
     args = p.parse_args(argv)
-    if not Path(args.corpus).is_dir():
+    found = corpus_dir(args.corpus)
+    if found is None:
+        tried = ", ".join(str(p) for p in corpus_candidates(args.corpus))
         print(
-            f"config_precision: corpus directory {args.corpus} not found: nothing was checked "
-            "(set --corpus or MSRUNWATCH_CONFIG_CORPUS)",
+            f"config_precision: corpus directory {args.corpus} not found (tried {tried}): "
+            "nothing was checked (set --corpus or MSRUNWATCH_CONFIG_CORPUS)",
             file=sys.stderr,
         )
         return 2
+    args.corpus = str(found)
     index = Path(args.index)
     entries, versions = manifest(index)
     if args.no_versions:

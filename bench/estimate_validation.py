@@ -297,7 +297,203 @@ def _budget_row(name: str, source: str, est: Estimate) -> Row:
     return Row("Documented to run", name, source, None, share, "of budget", verdict)
 
 
-SECTIONS: tuple[Callable[[], Iterator[Row]], ...] = (seed, korthikanti, zero, mindspeed, documented)
+# --- MoE: experts, shared experts, router and latent attention, against published figures --
+
+MOE_MODELS: dict[str, dict[str, Any]] = {  # the released configs (config.json of each model)
+    "Mixtral-8x7B": {
+        "num_layers": 32,
+        "hidden_size": 4096,
+        "num_heads": 32,
+        "num_kv_heads": 8,
+        "ffn_hidden_size": 14336,
+        "vocab_size": 32000,
+        "num_experts": 8,
+        "moe_topk": 2,
+    },
+    "DeepSeek-V2-Lite": {
+        "num_layers": 27,
+        "hidden_size": 2048,
+        "num_heads": 16,
+        "num_kv_heads": 16,
+        "ffn_hidden_size": 10944,
+        "moe_ffn_hidden_size": 1408,
+        "vocab_size": 102400,
+        "num_experts": 64,
+        "moe_topk": 6,
+        "shared_experts": 2,
+        "first_k_dense": 1,
+        "kv_lora_rank": 512,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+    },
+    "DeepSeek-V2": {
+        "num_layers": 60,
+        "hidden_size": 5120,
+        "num_heads": 128,
+        "num_kv_heads": 128,
+        "ffn_hidden_size": 12288,
+        "moe_ffn_hidden_size": 1536,
+        "vocab_size": 102400,
+        "num_experts": 160,
+        "moe_topk": 6,
+        "shared_experts": 2,
+        "first_k_dense": 1,
+        "q_lora_rank": 1536,
+        "kv_lora_rank": 512,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+    },
+    "DeepSeek-V3": {
+        "num_layers": 61,
+        "hidden_size": 7168,
+        "num_heads": 128,
+        "num_kv_heads": 128,
+        "ffn_hidden_size": 18432,
+        "moe_ffn_hidden_size": 2048,
+        "vocab_size": 129280,
+        "num_experts": 256,
+        "moe_topk": 8,
+        "shared_experts": 1,
+        "first_k_dense": 3,
+        "q_lora_rank": 1536,
+        "kv_lora_rank": 512,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+    },
+}
+LLAMA2_70B = {
+    "num_layers": 80,
+    "hidden_size": 8192,
+    "num_heads": 64,
+    "num_kv_heads": 8,
+    "ffn_hidden_size": 28672,
+    "vocab_size": 32000,
+}
+WHOLE = {  # one rank holds the whole model: the stage's figures are the model's
+    "framework": "megatron",
+    "tp": 1,
+    "pp": 1,
+    "ep": 1,
+    "world": 1,
+    "seq_length": 4096,
+    "mbs": 1,
+    "swiglu": True,
+    "untie_embeddings": True,
+    "params_dtype": "bf16",
+    "use_flash_attention": True,
+}
+QLORA_DOC = (
+    "Ascend/MindSpeed-LLM@c77308a1 docs/en/pytorch/training/finetune/mcore/qlora_finetune.md"
+)
+MOE_ROWS: tuple[tuple[str, str, str, float, str], ...] = (
+    # model, figure, source, published, what (params in B, weights GiB/GB, NF4 GiB)
+    (
+        "Mixtral-8x7B",
+        "total parameters",
+        "NVIDIA NeMo AutoModel docs, model coverage: Mixtral (47B total / 13B active)",
+        47.0,
+        "params",
+    ),
+    (
+        "Mixtral-8x7B",
+        "bf16 weights",
+        "NVIDIA TransformerEngine docs, te_mixtral tutorial (BF16 weights alone ~93 GB)",
+        93.0,
+        "GB",
+    ),
+    ("Mixtral-8x7B", "bf16 weights", QLORA_DOC + " (Original Weight Size 87 GB)", 87.0, "GiB"),
+    (
+        "Mixtral-8x7B",
+        "NF4 weights (QLoRA)",
+        QLORA_DOC + " (After NF4 Quantization 24 GB)",
+        24.0,
+        "NF4",
+    ),
+    ("Llama-2-70B", "bf16 weights", QLORA_DOC + " (Original Weight Size 129 GB)", 129.0, "GiB"),
+    (
+        "Llama-2-70B",
+        "NF4 weights (QLoRA)",
+        QLORA_DOC + " (After NF4 Quantization 35 GB)",
+        35.0,
+        "NF4",
+    ),
+    (
+        "DeepSeek-V2-Lite",
+        "total parameters",
+        "NVIDIA NeMo Framework docs, DeepSeek V2 (2.4B active out of 15.7B total)",
+        15.7,
+        "params",
+    ),
+    (
+        "DeepSeek-V2",
+        "total parameters",
+        "NVIDIA NeMo Framework docs, DeepSeek V2 (21B active out of 236B total)",
+        236.0,
+        "params",
+    ),
+    (
+        "DeepSeek-V3",
+        "total parameters",
+        "mindspore-lab/mindformers@f52743ca research/deepseek3/README.md:5 "
+        "(671B total parameters, 37B activated)",
+        671.0,
+        "params",
+    ),
+)
+
+
+def _whole(model: str, **extra: Any) -> Estimate:
+    values = LLAMA2_70B if model == "Llama-2-70B" else MOE_MODELS[model]
+    return estimate(config(**WHOLE, **values, **extra))
+
+
+def _moe_figure(model: str, what: str) -> float | None:
+    if what == "NF4":
+        est = _whole(model, lora_r=16, qlora=True)
+        weights = est.stages[0].weights_mib
+        return None if weights is None else weights / 1024
+    stage = _whole(model).stages[0]
+    if what == "params":
+        return None if stage.params is None else stage.params / 1e9
+    if stage.weights_mib is None:
+        return None
+    return stage.weights_mib * MIB / (1e9 if what == "GB" else GIB)
+
+
+def moe() -> Iterator[Row]:
+    for model, figure, source, published, what in MOE_ROWS:
+        unit = {"params": "B params", "GB": "GB", "GiB": "GiB", "NF4": "GiB"}[what]
+        note = ""
+        if what == "NF4":
+            note = "QLoRA estimate: linear weights 4-bit with a scale per 64 (0.5625 B), rest bf16"
+        yield Row(
+            "MoE", f"{model} {figure}", source, published, _moe_figure(model, what), unit, note
+        )
+    yield Row(
+        "MoE",
+        "MoE activations per rank (dispatch, experts, capacity)",
+        "no published per-rank MoE activation figure with its setup was found (the Megatron-Core "
+        "MoE report, arXiv:2603.07685, gives 199.5 GB per GPU for DeepSeek-V3 without the layout "
+        "in what could be read)",
+        None,
+        None,
+        "MiB",
+        "not validated: a MoE memory error needs the model states alone over the budget "
+        "(estimate_unvalidated says `MoE activations`); the activations give warnings only",
+    )
+
+
+SECTIONS: tuple[Callable[[], Iterator[Row]], ...] = (
+    seed,
+    korthikanti,
+    zero,
+    mindspeed,
+    moe,
+    documented,
+)
 
 
 def rows() -> list[Row]:

@@ -1,19 +1,33 @@
 """Where one process's scan of a log spends its time, per MiB (CPU time, best of N).
 
-    python bench/profile_scan.py FILE [--repeat 5]
+    python bench/profile_scan.py FILE [--repeat 5] [--no-kinds]
 
-Each part is timed by running the real scan with the parts after it switched off, so the
-figures add up to the whole scan: the block passes (the candidate scan that skips INFO
-lines, the compile-marker scans, newline counting: `scanner`), the extractor without
-rules (headers, times, shapes, tracebacks, progress, memory), and the rules (prefilter,
-gates and the candidate rules' patterns). The primitive passes over one 8 MiB block are
-timed on their own too. Run it on a quiet machine with the Python that has msrunwatch
-installed; it measures nothing else and asserts nothing.
+Three tables, each printed as Markdown:
+
+- *Parts.* Each part is timed by running the real scan with the parts after it switched
+  off, so the figures add up to the whole scan: the block passes (`scanner`), the extractor
+  without rules (headers, times, shapes, tracebacks, progress, memory), and the rules
+  (prefilter, gates and the candidate rules' patterns).
+- *Lines by kind.* What a line of each kind costs the scan, whatever the code does with it:
+  the scan of the file as it is, against the scan of the same file with every line of that
+  kind replaced by a copy of the INFO line before it (same times, about the same bytes; an
+  INFO line without a compile marker is what the block passes skip). The difference over
+  the number of lines replaced is the cost of one line of the kind; `all read lines` replaces
+  every kind at once (the per-line average). The kinds are told apart here, on the bytes,
+  by this script's own patterns, not by msrunwatch's: the figures stay comparable before
+  and after a change of the reader.
+- *Passes alone.* The primitive passes over one 8 MiB block, timed on their own.
+
+Run it with the Python that has msrunwatch installed. On a busy machine the figures are
+high and noisy: compare runs made side by side (`PYTHONPATH=old/tree python
+bench/profile_scan.py FILE` alternating with the new tree). It measures nothing else and
+asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -27,6 +41,47 @@ from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.matcher import LineMatcher
 
 BLOCK = 8 << 20
+
+GLOG = re.compile(rb"\[(DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] [A-Za-z_]+\(")
+MARKER = re.compile(rb"\[PROF\](?!PreLaunchCommKernel )|compiling")
+LOSS = re.compile(rb"epoch: \d")
+KINDS = ("compile-marker INFO", "WARNING/ERROR/CRITICAL", "LossMonitor", "no GLOG header")
+"""The kinds of line a scan reads; every other line is an INFO line the block passes skip
+(or the per-step `[PROF]PreLaunchCommKernel` timing, skipped too)."""
+FILLER = b"[INFO] ME(1,1,python):2026-01-01-00:00:00.000.000 [filler.cc:1] Filler] filler"
+
+
+def kind(line: bytes) -> str | None:
+    """The kind of a line (without its newline), None for a skipped INFO line."""
+    header = GLOG.match(line)
+    if header is not None:
+        if header[1] in (b"INFO", b"DEBUG"):
+            return KINDS[0] if MARKER.search(line) else None
+        return KINDS[1]
+    if line.startswith(b"[PROF]PreLaunchCommKernel "):
+        return None
+    return KINDS[2] if LOSS.match(line) else KINDS[3]
+
+
+def replaced(data: bytes, kinds: set[str]) -> tuple[bytes, int]:
+    """The data with every line of these kinds replaced by the INFO line before it (cut or
+    padded to the line's length when it is long enough), and how many were replaced."""
+    out: list[bytes] = []
+    last_info, count = FILLER, 0
+    for line in data.split(b"\n"):
+        found = kind(line)
+        if found is None:
+            if GLOG.match(line):
+                last_info = line
+        elif found in kinds:
+            count += 1
+            header = last_info.find(b"] ", last_info.find(b"):")) + 2  # its source's end
+            if len(line) >= header:
+                line = last_info[: len(line)].ljust(len(line), b" ")
+            else:
+                line = last_info
+        out.append(line)
+    return b"\n".join(out), count
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:
@@ -70,6 +125,20 @@ def parts(data: bytes, matcher: LineMatcher, repeat: int) -> dict[str, float]:
     }
 
 
+def by_kind(data: bytes, matcher: LineMatcher, repeat: int) -> list[tuple[str, int, float]]:
+    """(kind, lines, CPU seconds those lines cost) for each kind and for all of them.
+    The scans of the file and of each variant are interleaved, best of `repeat` each."""
+    variants = {name: replaced(data, {name}) for name in KINDS}
+    variants["all read lines"] = replaced(data, set(KINDS))
+    scans: dict[str, list[float]] = {name: [] for name in ("as is", *variants)}
+    for _ in range(repeat):
+        for name in scans:
+            text = data if name == "as is" else variants[name][0]
+            scans[name].append(best(lambda: scan(text, matcher), 1))  # noqa: B023
+    whole = min(scans["as is"])
+    return [(name, count, whole - min(scans[name])) for name, (_, count) in variants.items()]
+
+
 def passes(block: bytes, repeat: int) -> dict[str, float]:
     """CPU seconds of each pass over one block, alone."""
     buf = b"\n" + block
@@ -88,19 +157,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("file", type=Path)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-kinds", action="store_true", help="leave out lines by kind")
     args = parser.parse_args(argv)
     data = args.file.read_bytes()
     mib = len(data) / (1 << 20)
     matcher = LineMatcher(load_rules())
     candidates = sum(1 for _ in P.CANDIDATE_LINE.finditer(b"\n" + data))
     print(f"{args.file}: {mib:.1f} MiB, {candidates / mib:.0f} candidate lines per MiB")
-    print("| part | ms/MiB |")
-    print("|---|---|")
+    print("\n| part | ms/MiB |\n|---|---|")
     for name, seconds in parts(data, matcher, args.repeat).items():
         print(f"| {name} | {seconds * 1000 / mib:.2f} |")
+    if not args.no_kinds:
+        print("\n| lines | per MiB | us per line | ms/MiB |\n|---|---|---|---|")
+        for name, count, seconds in by_kind(data, matcher, args.repeat):
+            per_line = seconds * 1e6 / count if count else 0.0
+            print(f"| {name} | {count / mib:.0f} | {per_line:.1f} | {seconds * 1000 / mib:.2f} |")
+    print("\n| pass over one 8 MiB block, alone | ms/MiB |\n|---|---|")
     block = data[:BLOCK]
     for name, seconds in passes(block, args.repeat).items():
-        print(f"| of which, alone: {name} | {seconds * 1000 / (len(block) / (1 << 20)):.2f} |")
+        print(f"| {name} | {seconds * 1000 / (len(block) / (1 << 20)):.2f} |")
     return 0
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from msrunwatch import __version__
-from msrunwatch.commands import check, completion, estimate, rules, triage, watch
+from msrunwatch.commands import check, completion, estimate, facts, rules, triage, watch
 from msrunwatch.core.errors import MsrunwatchError, UsageError
 from msrunwatch.core.exit_codes import ExitCode
 from msrunwatch.core.sanitize import terminal
@@ -25,7 +25,7 @@ from msrunwatch.core.stopping import Terminated, sigterm_raises
 
 __all__ = ["COMMANDS", "UsageError", "main"]
 
-COMMANDS = ("triage", "watch", "check", "rules", "estimate", "completion", "help")
+COMMANDS = ("triage", "watch", "check", "facts", "rules", "estimate", "completion", "help")
 TOP_OPTIONS = ("-h", "--help", "-V", "--version")
 EPILOG = """examples:
   msrunwatch msrun_log/                       follow a run live (same as `watch`)
@@ -93,7 +93,7 @@ def _parser() -> Parser:
     )
     parser.add_argument("-V", "--version", action="version", version=f"msrunwatch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (watch, triage, check, estimate, rules, completion):
+    for command in (watch, triage, check, facts, estimate, rules, completion):
         command.add(sub)
     sub.add_parser("help", help="help on a command: `msrunwatch help triage`")
     return parser

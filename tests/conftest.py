@@ -26,8 +26,16 @@ def rules() -> list[Rule]:
 
 
 @pytest.fixture(scope="session")
-def matcher(rules: list[Rule]) -> LineMatcher:
+def session_matcher(rules: list[Rule]) -> LineMatcher:
     return LineMatcher(rules)
+
+
+@pytest.fixture
+def matcher(session_matcher: LineMatcher) -> LineMatcher:
+    """The built-in rules, compiled once; each test starts with full time budgets, so no
+    test's outcome depends on how much matching the tests before it did."""
+    session_matcher.fresh_budget()
+    return session_matcher
 
 
 @pytest.fixture

@@ -46,6 +46,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         args.msrun,
         tuple(args.console or ()),
         args.framework_version or settings.framework_version,
+        tuple(args.sets),
     )
     with stdin.spooled(args.targets) as targets:
         report = stdin.relabel(check_targets(targets, rules, launch), targets)

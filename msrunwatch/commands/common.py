@@ -210,6 +210,15 @@ def launch_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--msrun", metavar="CMDLINE", help="the msrun command line of the job")
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="sets",
+        help="a setting over the config's (run_mode=finetune, parallel_config.model_parallel=4, "
+        "--seq-length=8192), as the launch passes it",
+    )
+    parser.add_argument(
         "--framework-version",
         metavar="NAME=VER[,...]",
         help="the framework versions that run the job (mindformers=1.6.0, mindspeed-llm=2.2.0, "

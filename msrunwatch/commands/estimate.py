@@ -18,7 +18,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from msrunwatch.judge.config.memory import estimate
     from msrunwatch.report import estimate as render
 
-    configs = read_all(args.configs, args.msrun)
+    configs = read_all(args.configs, args.msrun, args.sets)
     estimates = [estimate(with_world(c, world_of(c, args.devices))) for c in configs]
     if args.format == "json":
         out = json.dumps([render.to_dict(e) for e in estimates], indent=2) + "\n"

@@ -53,7 +53,8 @@ def _triage(args: argparse.Namespace, targets: list[str]) -> Report:
         configs = read_all(args.config, args.msrun)
         return triage_with_config(targets, rules, configs, args.console or (), args.devices)
     progress = None if args.quiet else progress_printer(sys.stderr)
-    return triage(targets, rules, args.console or (), progress)
+    tolerance = getattr(args, "clock_tolerance", 1.0)  # `watch` without a terminal comes here too
+    return triage(targets, rules, args.console or (), progress, clock_tolerance=tolerance)
 
 
 def render(report: Report, args: argparse.Namespace) -> str:
@@ -87,6 +88,7 @@ def add(sub: Any) -> None:
             "msrunwatch triage msrun_log/ --format json -o report.json",
             "msrunwatch triage msrun_log/ --config train.yaml    # memory against the estimate",
             "kubectl logs trainer-0 | msrunwatch triage -",
+            "msrunwatch triage facts/        # facts of every node (msrunwatch facts)",
         ),
         EXIT_CODES,
     )
@@ -113,6 +115,14 @@ def add(sub: Any) -> None:
         "stages, memory budget, and each rank's peak beside the estimate",
     )
     p.add_argument("--devices", type=int, metavar="N", help="card count, with --config")
+    p.add_argument(
+        "--clock-tolerance",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="facts from several nodes: how far two nodes' clocks may differ where the logs "
+        "cannot measure it (default 1); faults closer than that on two nodes are a tie",
+    )
     p.add_argument("--msrun", metavar="CMDLINE", help="the msrun command line, with --config")
     rule_options(p)
     p.set_defaults(handler=cmd_triage)

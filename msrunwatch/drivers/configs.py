@@ -19,6 +19,7 @@ from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Finding, Report
 from msrunwatch.read.config import read_config, read_msrun
 from msrunwatch.read.config.model import TrainingConfig
+from msrunwatch.read.config.overrides import parse_sets, with_sets
 from msrunwatch.read.discover import discover_target
 from msrunwatch.read.facts import FileRole
 from msrunwatch.rules.model import Rule
@@ -27,13 +28,17 @@ from msrunwatch.rules.vocab import Severity
 WORLD_VS_RUN = "config-world-differs-from-run"
 
 
-def read_all(paths: Sequence[str], msrun: str | None = None) -> list[TrainingConfig]:
-    """Read configs (and an msrun command line, which fills in the launch settings)."""
+def read_all(
+    paths: Sequence[str], msrun: str | None = None, sets: Sequence[str] = ()
+) -> list[TrainingConfig]:
+    """Read configs (and an msrun command line, which fills in the launch settings; and the
+    --set items, over both)."""
     configs = [read_config(p) for p in paths]
     if msrun:
         launch = read_msrun(msrun)
         configs = [c.merged(launch) for c in configs] or [launch]
-    return configs
+    given = parse_sets(sets)
+    return [with_sets(c, given) for c in configs]
 
 
 def run_world(logs: Sequence[str]) -> int | None:
@@ -74,6 +79,8 @@ def lint_configs(paths: Sequence[str], rules: Sequence[Rule], launch: Launch) ->
     """Lint configs alone (a directory: every config under it)."""
     files, skipped = expand(paths)
     configs, unread = read_each(files, launch.msrun, strict=len(files) == len(paths))
+    given = parse_sets(launch.sets)
+    configs = [with_sets(c, given) for c in configs]
     versions = parse(launch.framework_version)
     findings = lint(configs, rules, launch.devices, versions)
     findings += not_linted(skipped + unread, rules, paths)
@@ -87,7 +94,7 @@ def lint_with_logs(
     count from the logs when the command line gives none."""
     if not logs:
         return lint_configs(configs, rules, launch)
-    parsed = read_all(configs, launch.msrun)
+    parsed = read_all(configs, launch.msrun, launch.sets)
     observed = run_world(logs)
     devices = launch.devices or observed
     versions = parse(launch.framework_version)

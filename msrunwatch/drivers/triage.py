@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from msrunwatch.core.errors import InputError
+from msrunwatch.drivers import cluster
 from msrunwatch.drivers.reading import Progress, plan, scan_all, scan_file, usable_cpus
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
@@ -42,8 +43,12 @@ def triage(
     consoles: Sequence[str] = (),
     progress: Progress | None = None,
     ctx: Context | None = None,
+    clock_tolerance: float = cluster.DEFAULT_TOLERANCE,
 ) -> Report:
-    """Read every log of the targets and return the verdict."""
+    """Read every log of the targets and return the verdict; facts files from other nodes
+    among the targets make it the verdict over all of them (drivers.cluster)."""
+    if cluster.has_facts(targets):
+        return _triage_facts(targets, rules, consoles, progress, ctx, clock_tolerance)
     warnings: list[str] = []
     files = find_logs(targets, consoles, warnings)
     facts = scan_all(files, rules, progress)
@@ -54,6 +59,25 @@ def triage(
     run = assemble([*targets], facts)
     notes = [*warnings, *failed, *encoding_warnings(facts), *run.warnings, *partial]
     return judge(run, rules, notes, ctx)
+
+
+def _triage_facts(
+    targets: Sequence[str],
+    rules: Sequence[Rule],
+    consoles: Sequence[str],
+    progress: Progress | None,
+    ctx: Context | None,
+    tolerance: float,
+) -> Report:
+    """Facts of other nodes, with any log directories given beside them read here."""
+    reader, logs, failed = cluster.read_targets(targets)
+    warnings: list[str] = []
+    files = find_logs(logs, consoles, warnings) if logs or consoles else []
+    local = scan_all(files, rules, progress)
+    view = cluster.merged(targets, rules, local, reader, tolerance)
+    problems = [f"facts: {p}" for p in reader.problems.lines()]
+    notes = [*failed, *problems, *warnings, *encoding_warnings(local)]
+    return cluster.judged(targets, rules, view, notes, ctx)
 
 
 def _more(count: int) -> str:

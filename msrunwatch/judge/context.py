@@ -30,6 +30,15 @@ class Context:
     """A rank silent longer than this (and than 10 of its steps) while others write is stalled."""
     caught_up: bool = True
     """Live view: every file was read to its end (until then, silences mean nothing)."""
+    clocks: Mapping[tuple[str, str], tuple[str, float, bool]] | None = None
+    """Facts from several nodes (times moved onto the scheduler's clock): each file's
+    (log_dir, path) clock, how many seconds its times may still be off, and whether that
+    was measured (else it is the declared tolerance). Two faults on different clocks closer
+    than that are a tie: their order is not known."""
+    blind: frozenset[int] = frozenset()
+    """Facts from several nodes: ranks of nodes that sent no facts, or not all of them, and
+    whose files are missing. Nothing is known of them: they are never taken for the silent
+    rank others waited on; the verdict says where the cause may be instead."""
 
     def stage(self, rank: int) -> int:
         """The pipeline stage of a rank (0 when unknown, or for a rank without a number)."""

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import field
+
 from msrunwatch.core.compat import StrEnum, dataclass
 from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
+from msrunwatch.read.nodefacts.merge import NodeView
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.vocab import Severity
 
@@ -169,6 +173,14 @@ class Report:
     files: int = 0
     bytes: int = 0
     version: int = 1
+    nodes: tuple[NodeView, ...] = ()
+    """Facts from several nodes: each node, its state, ranks and clock (empty otherwise)."""
+    clocks: Mapping[tuple[str, str], tuple[float | None, float]] = field(default_factory=dict)
+    """Facts from several nodes: each file's (log_dir, path) clock minus the scheduler's
+    (None when not measured) and how many seconds its corrected times may be off."""
+    clock_reference: str | None = None
+    """Facts from several nodes: the host whose clock the report's times are on (the
+    scheduler's), when its facts came."""
 
     @property
     def has_errors(self) -> bool:

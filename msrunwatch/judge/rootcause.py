@@ -63,8 +63,42 @@ def _is_cause(s: Sighting) -> bool:
     return (s.own and s.rank is not None) or (not s.own and s.rank is None)
 
 
-def from_causes(found: Sequence[Sighting]) -> RootCause | None:
-    """Preference 1: the earliest own cause."""
+Clocks = Mapping[tuple[str, str], tuple[str, float, bool]]
+
+
+def order_unknown(a: Sighting, b: Sighting, clocks: Clocks | None) -> float | None:
+    """Seconds within which the order of two sightings on different clocks is not known
+    (None: one clock, or no clocks: their times compare as they are). Two measured
+    offsets add their errors; two unmeasured clocks differ by the declared tolerance."""
+    if not clocks:
+        return None
+    first = clocks.get((a.occurrence.log_dir or "", a.occurrence.file or ""))
+    second = clocks.get((b.occurrence.log_dir or "", b.occurrence.file or ""))
+    if first is None or second is None or first[0] == second[0]:
+        return None
+    if not first[2] and not second[2]:
+        return max(first[1], second[1])
+    return first[1] + second[1]
+
+
+def _ties(
+    first: Sighting, causes: Sequence[Sighting], named: Sequence[int], clocks: Clocks | None
+) -> tuple[list[int], float]:
+    """Other ranks' own faults that may have come first: closer to the first in time than
+    their clocks can tell apart."""
+    t0, ranks, widest = first.hit.time, [], 0.0
+    for s in causes:
+        if s is first or s.rank is None or s.rank in named or t0 is None or s.hit.time is None:
+            continue
+        within = order_unknown(first, s, clocks)
+        if within is not None and s.hit.time - t0 <= within:
+            ranks.append(s.rank)
+            widest = max(widest, within)
+    return ranks, widest
+
+
+def from_causes(found: Sequence[Sighting], clocks: Clocks | None = None) -> RootCause | None:
+    """Preference 1: the earliest own cause (with the ones its clock cannot tell apart)."""
     causes = [s for s in found if _is_cause(s)]
     if not causes:
         return None
@@ -83,11 +117,17 @@ def from_causes(found: Sequence[Sighting]) -> RootCause | None:
             or (t0 is not None and s.hit.time is not None and abs(s.hit.time - t0) < TIE_SECONDS)
         )
     ]
-    others = sorted({s.rank for s in same if s.rank is not None} - set(ranks))
+    tied, within = _ties(first, causes, ranks, clocks)
+    others = sorted({s.rank for s in same if s.rank is not None} - set(ranks) - set(tied))
     reason = "the earliest fault a rank logged about itself"
     if others:
         reason += f"; rank(s) {rank_ranges(others)} hit the same fault later"
-    return _cause(first, ranks, reason)
+    if tied:
+        reason += (
+            f"; rank(s) {rank_ranges(tied)} logged a fault of their own within the clock "
+            f"uncertainty (±{within * 1000:,.0f} ms): their order is not known"
+        )
+    return _cause(first, [*ranks, *tied], reason)
 
 
 def spoke_up(found: Sequence[Sighting]) -> set[int]:
@@ -111,14 +151,18 @@ def _named_peer(s: Sighting, world: int) -> int | None:
 
 
 def from_peers(
-    found: Sequence[Sighting], plain: Mapping[int, Status], world: int
+    found: Sequence[Sighting],
+    plain: Mapping[int, Status],
+    world: int,
+    blind: frozenset[int] = frozenset(),
 ) -> RootCause | None:
     """Preference 2: a rank others waited on (or received a wrong size from) that logged no
-    fault of its own; the earliest such naming decides."""
+    fault of its own; the earliest such naming decides. A rank whose node sent no facts
+    (`blind`) is not known to have logged nothing: it is not named."""
     spoke = spoke_up(found)
     for s in found:
         named = _named_peer(s, world)
-        if named is None or named in spoke:
+        if named is None or named in spoke or named in blind:
             continue
         peer = s.rule.peer
         assert peer is not None

@@ -52,6 +52,7 @@ def _run_state(
     found: Sequence[Sighting],
     cause: RootCause | None,
     silences: Mapping[int, float] | None,
+    blind: frozenset[int] = frozenset(),
 ) -> RunState:
     """The variables run-scope rules see about the run as a whole."""
     root = list(cause.ranks) if cause else []
@@ -71,7 +72,7 @@ def _run_state(
         registered=len(run.registrations),
         missing_ranks=missing_ranks(run),
         ranks_without_log=sorted(set(plain) - {r.rank for r in run.ranks}),
-        silent_ranks=silent_ranks(plain, silences),
+        silent_ranks=[r for r in silent_ranks(plain, silences) if r not in blind],
         timed_out_ranks=with_status(Status.TIMED_OUT),
         killed_ranks=killed,
         failed_ranks=with_status(Status.FAILED),
@@ -130,6 +131,14 @@ def _rank_report(
     )
 
 
+def _host(run: RunFacts, number: int, registered: Mapping[int, str]) -> str | None:
+    """Where a rank ran: the scheduler's word, else the node its facts came from."""
+    if number in registered:
+        return registered[number]
+    rank = run.rank(number)
+    return rank.primary.host if rank is not None else None
+
+
 def _waiting_on(report: RankReport, cause: RootCause | None) -> RankReport:
     """A waiting rank waits on the root cause's ranks."""
     if report.status is not Status.WAITING or cause is None:
@@ -180,16 +189,19 @@ def judge(
     own = own_sightings(found)
     statuses = with_rank_effects(statuses, own_sightings(ranked))
     world = run.expected_ranks or len(run.ranks)
-    cause = rootcause.from_causes(found) or rootcause.from_peers(found, plain, world)
+    cause = rootcause.from_causes(found, ctx.clocks) or rootcause.from_peers(
+        found, plain, world, ctx.blind
+    )
     figures = values(run_figures(run, plain, ctx, LineEvidence.of(run, found)))
-    env = _run_env(_run_state(run, plain, found, cause, silences), figures)
+    env = _run_env(_run_state(run, plain, found, cause, silences, ctx.blind), figures)
     extra = run_findings(rules, run, env)
     cause = cause or rootcause.fallback(found, extra)
     grouped = findings(found, cause, extra, {r.id: r for r in rules})
     hosts = {g.rank: g.host for g in run.registrations}
     ranks = tuple(
         _waiting_on(
-            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), hosts.get(n), ctx), cause
+            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), _host(run, n, hosts), ctx),
+            cause,
         )
         for n in sorted(statuses)
     )

@@ -72,6 +72,10 @@ class FileScanner:
             self.head += chunk[: HEAD - len(self.head)]
         if self._cr is None and not self._decide(chunk):
             return
+        self._take(chunk)
+
+    def _take(self, chunk: bytes) -> None:
+        """Read the complete lines of the carry and chunk (line ends known)."""
         if self._cr:
             chunk = chunk.replace(b"\r", b"\n")
         if self._skipping and not (chunk := self._skip_rest(chunk)):
@@ -91,8 +95,8 @@ class FileScanner:
         self.extractor.size = self._offset + len(self._carry)
 
     def _decide(self, chunk: bytes) -> bool:
-        """Whether lines end in LF (or CRLF) or in a lone CR, from the first line end seen;
-        False while undecided (the bytes wait in the carry, as an unfinished line does)."""
+        """Whether lines end in LF (or CRLF) or in a lone CR (see line_break_is_cr); False
+        while undecided (the bytes wait in the carry, as an unfinished line does)."""
         seen = self._carry + chunk
         self._cr = line_break_is_cr(seen, final=len(seen) > MAX_LINE)
         if self._cr is None:
@@ -102,6 +106,15 @@ class FileScanner:
         if self._cr:
             self._carry = self._carry.replace(b"\r", b"\n")
         return True
+
+    def _settle_line_ends(self) -> None:
+        """The file ended before its line ends could be told: tell them from all of it,
+        and read the lines that waited."""
+        if self._cr is None:
+            waiting, self._carry = self._carry, b""
+            self._cr = bool(line_break_is_cr(waiting, final=True))
+            if waiting:
+                self._take(waiting)
 
     def _skip_rest(self, chunk: bytes) -> bytes:
         """The rest of a line cut at MAX_LINE is not read, but it is one line: the lines
@@ -119,7 +132,7 @@ class FileScanner:
 
     def close(self) -> None:
         """The file ended: its last line counts even without a newline."""
-        self._cr = bool(self._cr)
+        self._settle_line_ends()
         if self._carry:
             self._flush_carry()
         elif self._skipping:
@@ -130,6 +143,7 @@ class FileScanner:
     def finish(self) -> None:
         """The piece of the file this scanner reads ends with the file (see read.pieces):
         the last line counts, the last record ends; the file's facts are settled later."""
+        self._settle_line_ends()
         if self._carry:
             self._flush_carry()
         elif self._skipping:
@@ -360,15 +374,18 @@ class FileScanner:
 
 
 def line_break_is_cr(data: bytes, final: bool = False) -> bool | None:
-    """Whether a file's lines end in a lone CR (old Mac, some tools' progress output),
-    judged by its first line end: LF or CRLF -> False, CR then another byte -> True,
-    None while it cannot be told (no line end yet, or a CR last); `final`: decide anyway."""
-    lf, cr = data.find(b"\n"), data.find(b"\r")
-    if cr < 0 or (0 <= lf < cr):
-        return False if lf >= 0 or final else None
-    if cr + 1 < len(data):
-        return data[cr + 1] != 10
-    return False if final else None
+    """Whether a file's lines end in a lone CR (old Mac, some tools' progress output), told
+    from its first MAX_LINE bytes: a CR and no LF there. An LF anywhere there makes it an LF
+    file, where CRLF is one line end and a lone CR (a progress bar redrawn before the first
+    newline) is part of a line (issue 21, defect 10: a lone CR in the first line had made
+    every later CRLF two line ends). None while it cannot be told: no LF yet in fewer bytes
+    than that; `final` (the file ends there): decide anyway."""
+    head = data[: MAX_LINE + 1]
+    if b"\n" in head:
+        return False
+    if final or len(head) > MAX_LINE:
+        return b"\r" in head
+    return None
 
 
 def _parsed_from(buf: bytes, starts: list[int]) -> int:

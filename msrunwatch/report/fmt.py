@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 from msrunwatch.judge.model import Finding, Occurrence, RankReport, Report
@@ -222,3 +223,17 @@ def about(f: Finding) -> str:
     if first is None or first.file is None:
         return "the run"
     return f"config {os.path.basename(first.file)}" if first.log_dir is None else "scheduler/msrun"
+
+
+def nodes(report: Report) -> str:
+    """Facts from several nodes: how many came whole, and whose clock the times are on."""
+    counts = Counter(n.state for n in report.nodes)
+    states = ", ".join(f"{counts[s]} {s}" for s in ("complete", "partial", "missing") if counts[s])
+    measured = [n for n in report.nodes if n.brackets]
+    text = f"{len(report.nodes)} ({states})"
+    if report.clock_reference:
+        text += f"; times on {report.clock_reference}'s clock (the scheduler's)"
+    if measured:
+        worst = max(n.error_s or 0.0 for n in measured)
+        text += f", {len(measured)} node clocks measured (within ±{worst * 1000:,.1f} ms)"
+    return text

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from msrunwatch.core.compat import zip_strict
 from msrunwatch.core.numbers import finite
 from msrunwatch.core.sanitize import json_document
 from msrunwatch.judge.model import Finding, FirstError, Occurrence, RankReport, Report, RootCause
 from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
+from msrunwatch.read.nodefacts.merge import NodeView
 from msrunwatch.read.timestamps import iso
 
 _number = finite
@@ -150,8 +152,46 @@ def root_cause(c: RootCause | None) -> dict[str, Any] | None:
     }
 
 
+def _ms(seconds: float | None) -> float | None:
+    value = finite(seconds)
+    return None if value is None else round(value * 1000, 3)
+
+
+def node(n: NodeView) -> dict[str, Any]:
+    return {
+        "host": n.name,
+        "state": n.state,
+        "why": n.why,
+        "ranks": list(n.ranks),
+        "clock_offset_ms": _ms(n.offset_s),
+        "clock_uncertainty_ms": _ms(n.error_s),
+        "clock_brackets": n.brackets,
+        "clock_bracket_ms": None if n.bracket_s is None else [_ms(x) for x in n.bracket_s],
+    }
+
+
+def _with_clocks(report: Report, out: dict[str, Any]) -> dict[str, Any]:
+    """Facts from several nodes: the nodes, and each rank's clock (fields only added)."""
+    clocks = report.clocks
+    for entry, r in zip_strict(out["ranks"], report.ranks):
+        offset, error = clocks.get((r.log_dir or "", r.file or ""), (None, None))
+        entry["clock_offset_ms"], entry["clock_uncertainty_ms"] = _ms(offset), _ms(error)
+    cause = report.root_cause
+    if out["root_cause"] is not None and cause is not None:
+        _, error = clocks.get((cause.log_dir or "", cause.file or ""), (None, None))
+        out["root_cause"]["time_uncertainty_ms"] = _ms(error)
+    out["nodes"] = [node(n) for n in report.nodes]
+    out["clock_reference"] = report.clock_reference
+    return out
+
+
 def to_dict(report: Report) -> dict[str, Any]:
     """The report as plain data, in the documented field order."""
+    out = _plain(report)
+    return _with_clocks(report, out) if report.nodes else out
+
+
+def _plain(report: Report) -> dict[str, Any]:
     return {
         "version": report.version,
         "log_dirs": list(report.log_dirs),

@@ -24,14 +24,14 @@ MEMORY_LEGEND = (
 Column = tuple[str, Callable[[RankReport], str], bool]
 
 
-def _columns(ranks: Sequence[RankReport]) -> list[Column]:
+def _columns(ranks: Sequence[RankReport], hosts: bool = False) -> list[Column]:
     has_memory = any(r.memory for r in ranks)
     has_progress = any(r.progress for r in ranks)
     has_compile = any(r.compile for r in ranks)
-    columns: list[Column] = [
-        ("RANK", lambda r: str(r.rank), True),
-        ("STATUS", lambda r: r.status.value, False),
-    ]
+    columns: list[Column] = [("RANK", lambda r: str(r.rank), True)]
+    if hosts:
+        columns.append(("HOST", lambda r: r.host or "-", False))
+    columns.append(("STATUS", lambda r: r.status.value, False))
     if has_progress:
         columns += [
             ("STEP", fmt.step, True),
@@ -84,7 +84,7 @@ def _table(report: Report, style: fmt.Style, show_all: bool) -> list[str]:
     rows, note = _visible(report, show_all)
     if not rows:
         return ["  (no ranks)"]
-    columns = _columns(rows)
+    columns = _columns(rows, hosts=bool(report.nodes))
     cells = [[safe(get(r)) for _, get, _ in columns] for r in rows]
     widths = [
         max(len(title), *(len(c[i]) for c in cells)) for i, (title, _, _) in enumerate(columns)
@@ -131,6 +131,8 @@ def _verdict(report: Report, style: fmt.Style) -> list[str]:
     span = fmt.time_span(report)
     if span:
         out.append(f"  log times: {span}; {report.files} files, {fmt.size(report.bytes)} read")
+    if report.nodes:
+        out.append(safe(f"  nodes: {fmt.nodes(report)}"))
     return out
 
 

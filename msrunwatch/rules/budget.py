@@ -9,11 +9,24 @@ comes near it however large the log, while one that keeps hitting the limit exha
 fixed part within a few dozen lines. A rule out of budget is not tried on the rest of the
 file (or run); every line it was not tried on, or gave up on, is counted with the first of
 them, and the readers report that as a warning, never silently.
+
+Time here is the CPU time of the thread that matches, never the wall clock: on a busy
+training node (or a loaded CI machine) a pattern may wait for a CPU for longer than it runs,
+and that wait must not spend a rule's budget, or the same log would give different findings
+on a busy machine and an idle one. The regex module's own per-line limit counts CPU time
+too.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+Clock = Callable[[], float]
+"""Seconds from an arbitrary origin; only differences are used."""
+CPU_CLOCK: Clock = time.thread_time
+"""The matching thread's own CPU time (a waiting thread spends none)."""
 
 MATCH_TIMEOUT_S = 0.05
 """A pattern that backtracks longer than this on one line is abandoned for that line."""
@@ -31,20 +44,22 @@ MIN_TIMEOUT_S = 0.005
 MAX_EXCERPT = 120
 
 
-@dataclass
 class Spend:
     """Time spent and lines tried, against a fixed budget plus the per-line allowance."""
 
-    fixed: float
-    seconds: float = 0.0
-    lines: int = 0
+    __slots__ = ("fixed", "left", "lines", "seconds")
 
-    def left(self) -> float:
-        return self.fixed + ALLOWANCE_S * self.lines - self.seconds
+    def __init__(self, fixed: float) -> None:
+        self.fixed = fixed
+        self.seconds = 0.0
+        self.lines = 0
+        self.left = fixed
+        """fixed + ALLOWANCE_S * lines - seconds, kept as it changes (read on every line)."""
 
     def add(self, seconds: float) -> None:
         self.seconds += seconds
         self.lines += 1
+        self.left += ALLOWANCE_S - seconds
 
 
 @dataclass
@@ -100,12 +115,16 @@ class FileBudget:
 class Budget:
     """The run's budgets and each file's, as lines are matched."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock = CPU_CLOCK) -> None:
+        self.clock = clock
+        """What a match is charged by: CPU time, or a clock a test gives."""
         self.total = Spend(RUN_S)
         self._rules: dict[str, Spend] = {}
         self._files: dict[str, FileBudget] = {}
         self.current = FileBudget()
         """The file being read (set by `reading`)."""
+        self._spends: dict[str, tuple[Spend, Spend, Spend]] = {}
+        """Per rule, the spends a line it is tried on counts against (the current file's)."""
 
     def reading(self, key: str) -> None:
         """Lines matched from now on belong to this file."""
@@ -113,10 +132,12 @@ class Budget:
         if found is None:
             found = self._files[key] = FileBudget()
         self.current = found
+        self._spends.clear()
 
     def forget(self, key: str) -> None:
         """The file was truncated or replaced: its budget and record start again."""
         self._files.pop(key, None)
+        self._spends.clear()
 
     def abandoned(self, key: str) -> list[Abandoned]:
         found = self._files.get(key)
@@ -128,11 +149,24 @@ class Budget:
             found = self._rules[rule] = Spend(RULE_RUN_S)
         return found
 
+    def spends(self, rule: str) -> tuple[Spend, Spend, Spend]:
+        """What a line the rule is tried on counts against: its spend in the current file,
+        its spend in the run and the run's (see `limit`)."""
+        found = self._spends.get(rule)
+        if found is None:
+            found = self._spends[rule] = (self.current.spend(rule), self.rule(rule), self.total)
+        return found
+
     def timeout(self, rule: str) -> float:
         """How long this rule may run on the next line: 0 when a budget is spent."""
-        left = min(self.current.spend(rule).left(), self.rule(rule).left(), self.total.left())
-        return 0.0 if left <= 0 else min(MATCH_TIMEOUT_S, max(left, MIN_TIMEOUT_S))
+        return limit(self.spends(rule))
 
     def charge(self, rule: str, seconds: float) -> None:
-        for spend in (self.current.spend(rule), self.rule(rule), self.total):
+        for spend in self.spends(rule):
             spend.add(seconds)
+
+
+def limit(spends: tuple[Spend, Spend, Spend]) -> float:
+    """How long a rule may run on its next line, from its spends: 0 when one is spent."""
+    left = min(spends[0].left, spends[1].left, spends[2].left)
+    return 0.0 if left <= 0 else min(MATCH_TIMEOUT_S, max(left, MIN_TIMEOUT_S))

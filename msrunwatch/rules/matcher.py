@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
+from typing import Optional
 
 import regex
 
 from msrunwatch.core.compat import dataclass
+from msrunwatch.core.memo import MEMO, MEMO_LINE
 from msrunwatch.core.numbers import to_float, to_int
-from msrunwatch.rules.budget import Abandoned, Budget
+from msrunwatch.rules.anchored import first_characters
+from msrunwatch.rules.budget import CPU_CLOCK, Abandoned, Budget, Clock, limit
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.prefilter import Prefilter, capture_literals
 from msrunwatch.rules.tables import OVERRIDES
-from msrunwatch.rules.template import fingerprint, render
+from msrunwatch.rules.template import fingerprint, render, template_names
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,18 +36,29 @@ class LineMatch:
 class LineMatcher:
     """All line rules of a rule set, ready to run on lines."""
 
-    def __init__(self, rules: Sequence[Rule]) -> None:
+    def __init__(self, rules: Sequence[Rule], clock: Clock = CPU_CLOCK) -> None:
         self.rules = [r for r in rules if r.scope is Scope.LINE and r.pattern is not None]
         self._prefilter = Prefilter(r.pattern for r in self.rules if r.pattern is not None)
         self._fallback = {r.id: r.fallback for r in self.rules}
-        self.budget = Budget()
+        self.budget = Budget(clock)
         """Time spent per rule, per file and per run, and the lines given up on."""
         self._always = frozenset(self._prefilter.always)
-        self._needs: dict[tuple[int, str, str], set[tuple[str, bool]] | None] = {}
-        """Per rule tried on every line, level and kind: what a line needs for it to hold."""
+        self._needs: dict[tuple[int, str, str], Gate | None] = {}
+        """Per rule tried on every line, level and kind: what a line needs for it to hold
+        (None: nothing can be told)."""
         self.gave_up = False
         """A rule was abandoned on the last line matched: its result is not the line's own
         (the reader must not reuse it for a repeat of the line)."""
+        self._lines: dict[tuple[str, str, str, str | None], tuple[LineMatch, ...]] = {}
+        """What each line matched (see match)."""
+        self._outcomes: dict[Outcome, LineMatch | None] = {}
+        """What a rule's match gave, by its captures and the line's variables (_outcome)."""
+        self._reads_text = frozenset(i for i, r in enumerate(self.rules) if _reads_text(r))
+        self._starts: dict[int, frozenset[str] | None] = {}
+        """Rules anchored at the line's start, with the ASCII characters a match can begin
+        with: a line starting with another is not tried (a GLOG line's `[` against a
+        Python exception's class name)."""
+        """Rules whose condition or message reads the line's text, not only its captures."""
 
     def text_needs(self) -> tuple[frozenset[tuple[str, bool]], list[re.Pattern[str]]] | None:
         """What a line read as plain text (no GLOG level, not ending a traceback, no frame)
@@ -68,16 +81,18 @@ class LineMatcher:
         """Whether a rule tried on every line can hold on this one (frame unknown): not
         when its `when` needs a capture none of whose literals the line holds."""
         key = (index, level, kind)
-        if key not in self._needs:
+        if key in self._needs:
+            gate = self._needs[key]
+        else:
             if len(self._needs) >= 4096:
                 self._needs.clear()
-            self._needs[key] = _capture_needs(self.rules[index], level, kind)
-        needs = self._needs[key]
-        if needs is None:
+            gate = self._needs[key] = _gate(_capture_needs(self.rules[index], level, kind))
+        if gate is None:
             return True
-        if any(literal in line for literal, fold in needs if not fold):
-            return True
-        folded = [literal for literal, fold in needs if fold]
+        exact, folded = gate
+        for literal in exact:
+            if literal in line:
+                return True
         if not folded:
             return False
         if not line.isascii():  # Unicode case folding: let the pattern decide
@@ -98,6 +113,12 @@ class LineMatcher:
         """A file was truncated or replaced: its record starts again."""
         self.budget.forget(key)
 
+    def fresh_budget(self) -> None:
+        """Every budget starts again, as for a new run (the compiled rules are kept), and
+        no line is known yet: each is searched again, within the new budgets."""
+        self.budget = Budget(self.budget.clock)
+        self._lines.clear()
+
     def abandoned(self, key: str) -> list[Abandoned]:
         """Lines of a file that rules gave up on or were not tried on, per rule."""
         return self.budget.abandoned(key)
@@ -113,55 +134,163 @@ class LineMatcher:
         """Every rule that matches the line (and whose `when` holds for it); `kind` and
         `frame` say what the reader knows of the line's place (see rules.variables.LINE).
         A rule whose pattern runs out of time on the line, or out of budget, is counted as
-        abandoned (with `lineno`, when the reader gives it)."""
+        abandoned (with `lineno`, when the reader gives it). A line met again as it was
+        (with the same time: a flood of one message) gives what it gave, searching nothing."""
+        key = (line, level, kind, frame)
+        known = self._lines.get(key)
+        if known is not None:
+            self.gave_up = False
+            return list(known)
+        found = self._match(line, level, kind, frame, lineno)
+        if not self.gave_up and len(line) <= MEMO_LINE:
+            if len(self._lines) >= MEMO:
+                self._lines.clear()
+            self._lines[key] = tuple(found)
+        return found
+
+    def _match(
+        self, line: str, level: str, kind: str, frame: str | None, lineno: int | None
+    ) -> list[LineMatch]:
         found: list[LineMatch] = []
         self.gave_up = False
+        first = line[:1]
         for index in self._prefilter.candidates(line):
+            starts = self._starts.get(index, _UNKNOWN)
+            if starts is _UNKNOWN:
+                starts = self._starts[index] = _first_gate(self.rules[index])
+            if starts is not None and first not in starts and first < "\x80":  # type: ignore[operator]
+                continue
             if (
                 index in self._always
                 and frame is None
                 and not self._may_hold(index, line, level, kind)
             ):
                 continue
-            rule = self.rules[index]
-            m = self._search(rule, line, lineno)
+            m = self._search(self.rules[index], line, lineno)
             if m is None:
                 continue
-            captures = {k: v for k, v in m.groupdict().items() if v is not None}
-            row = rule.lookup.row(captures.get(rule.lookup.key)) if rule.lookup else None
-            env = {  # a capture of the rule's own shadows a line variable of the same name
-                "level": level,
-                "text": line,
-                "kind": kind,
-                "frame": frame,
-                **(row or {}),
-                **{k: capture_value(v) for k, v in captures.items()},
-            }
-            if rule.when is not None and not rule.when.truth(env):
-                continue
-            message = render(rule.message, env)
-            subject = captures.get(rule.subject.capture) if rule.subject else None
-            overrides = tuple((k, row[k]) for k in OVERRIDES if row and row.get(k))
-            key = fingerprint(rule.id, message)
-            found.append(LineMatch(rule, message, key, tuple(captures.items()), subject, overrides))
+            outcome = self._outcome(index, m, line, level, kind, frame)
+            if outcome is not None:
+                found.append(outcome)
         return found
+
+    def _outcome(
+        self,
+        index: int,
+        m: regex.Match[str],
+        line: str,
+        level: str,
+        kind: str,
+        frame: str | None,
+    ) -> LineMatch | None:
+        """What a match of rule `index` gives (None: its `when` is false). A rule's
+        condition, message and subject read only its captures and the line's variables, so
+        the result is worked out once per distinct set of them: a message repeated with
+        another time, pid or step costs one pattern search (issue 21, defect 8)."""
+        groups = m.groups()
+        text = line if index in self._reads_text else None
+        key = (index, level, kind, frame, text, groups)
+        known = self._outcomes.get(key, _UNKNOWN)
+        if known is _UNKNOWN:
+            known = _evaluate(self.rules[index], m, line, level, kind, frame)
+            size = len(text or "") + sum(len(g) for g in groups if g)
+            if size <= MEMO_LINE:
+                if len(self._outcomes) >= MEMO:
+                    self._outcomes.clear()
+                self._outcomes[key] = known
+        return known  # type: ignore[return-value]
 
     def _search(self, rule: Rule, line: str, lineno: int | None) -> regex.Match[str] | None:
         """The rule's pattern on the line, within the time it has left."""
-        limit = self.budget.timeout(rule.id)
-        if limit <= 0:
+        spends = self.budget.spends(rule.id)
+        seconds = limit(spends)
+        if seconds <= 0:
             self.budget.current.abandon(rule.id, line, lineno, timed_out=False)
             self.gave_up = True
             return None
-        began = time.perf_counter()
+        pattern = rule.match  # compiled on first use: not the line's cost
+        assert pattern is not None
+        clock = self.budget.clock
+        began = clock()
         try:
-            return rule.match.search(line, timeout=limit)  # type: ignore[union-attr]
+            return pattern.search(line, timeout=seconds)
         except TimeoutError:
             self.budget.current.abandon(rule.id, line, lineno, timed_out=True)
             self.gave_up = True
             return None
         finally:
-            self.budget.charge(rule.id, time.perf_counter() - began)
+            # The regex module stops the pattern at `seconds` of CPU, so more than that
+            # was spent by someone else (a garbage collection of a large heap, another
+            # thread): never charged to the rule.
+            spent = min(clock() - began, seconds)
+            for spend in spends:
+                spend.add(spent)
+
+
+Outcome = tuple[int, str, str, Optional[str], Optional[str], tuple[Optional[str], ...]]
+"""A rule's match as its outcome depends on it: rule index, level, kind, frame, the line's
+text (only for a rule that reads it) and the pattern's groups."""
+_UNKNOWN = object()
+
+
+def _evaluate(
+    rule: Rule, m: regex.Match[str], line: str, level: str, kind: str, frame: str | None
+) -> LineMatch | None:
+    """A rule's finding on a line its pattern matched, or None when its `when` is false."""
+    captures = {k: v for k, v in m.groupdict().items() if v is not None}
+    row = rule.lookup.row(captures.get(rule.lookup.key)) if rule.lookup else None
+    env = {  # a capture of the rule's own shadows a line variable of the same name
+        "level": level,
+        "text": line,
+        "kind": kind,
+        "frame": frame,
+        **(row or {}),
+        **{k: capture_value(v) for k, v in captures.items()},
+    }
+    if rule.when is not None and not rule.when.truth(env):
+        return None
+    message = render(rule.message, env)
+    subject = captures.get(rule.subject.capture) if rule.subject else None
+    overrides = tuple((k, row[k]) for k in OVERRIDES if row and row.get(k))
+    key = fingerprint(rule.id, message)
+    return LineMatch(rule, message, key, tuple(captures.items()), subject, overrides)
+
+
+def _reads_text(rule: Rule) -> bool:
+    """Whether a rule's condition or message reads the line's text (or a name that cannot
+    be told): then its outcome depends on more than its captures."""
+    names = template_names(rule.message)
+    if names is None:
+        return True
+    if rule.when is not None:
+        names = names | rule.when.names
+    return "text" in names
+
+
+Gate = tuple[tuple[str, ...], tuple[str, ...]]
+"""What a line needs for a rule to be worth trying: one of the exact literals in it, or one
+of the lower-cased literals in the lower-cased line."""
+
+
+def _gate(needs: set[tuple[str, bool]] | None) -> Gate | None:
+    if needs is None:
+        return None
+    exact = tuple(sorted(literal for literal, fold in needs if not fold))
+    return exact, tuple(sorted(literal for literal, fold in needs if fold))
+
+
+def _first_gate(rule: Rule) -> frozenset[str] | None:
+    """The ASCII characters a line must start with for the rule's pattern, anchored at the
+    start, to match it (None: not anchored, or not known). Told with the rule's own engine,
+    whose classes (\\s, \\w) differ from `re`'s on some characters."""
+    found = None if rule.pattern is None else first_characters(rule.pattern)
+    if found is None:
+        return None
+    try:
+        first = regex.compile(found, regex.VERSION1)
+    except regex.error:
+        return None
+    return frozenset(chr(c) for c in range(128) if first.match(chr(c)))
 
 
 def _capture_needs(rule: Rule, level: str, kind: str) -> set[tuple[str, bool]] | None:

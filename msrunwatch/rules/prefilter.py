@@ -120,7 +120,7 @@ MIN_FACTOR = 3.0
 """Weight a gate needs: a literal character counts 1, a character class 0.5."""
 
 
-def _atom(op: object, av: object) -> tuple[str, float] | None:
+def class_atom(op: object, av: object) -> tuple[str, float] | None:
     """One character of a match as a regex, with its weight; None if it is not one."""
     if op is C.LITERAL:
         return re.escape(chr(av)), 1.0  # type: ignore[arg-type]
@@ -150,7 +150,7 @@ def _factors(tree: Sequence[tuple[object, object]]) -> tuple[list[str], float]:
     for op, av in tree:
         if op in (C.AT, C.ASSERT, C.ASSERT_NOT):
             continue  # zero width: the characters around it are still consecutive
-        atom = _atom(op, av) or _repeated(op, av)
+        atom = class_atom(op, av) or _repeated(op, av)
         if atom is not None:
             run, weight = [*run, atom[0]], weight + atom[1]
             continue
@@ -170,7 +170,7 @@ def _repeated(op: object, av: object) -> tuple[str, float] | None:
     if op is not C.MAX_REPEAT or av[0] != av[1] or len(av[2]) != 1:  # type: ignore[index]
         return None
     count = av[0]  # type: ignore[index]
-    atom = _atom(*av[2][0])  # type: ignore[index]
+    atom = class_atom(*av[2][0])  # type: ignore[index]
     if atom is None or not 0 < count <= 8:
         return None
     return f"{atom[0]}{{{count}}}", atom[1] * count
@@ -224,9 +224,19 @@ def trie_pattern(words: Iterable[str], escape: Callable[[str], str] = re.escape)
     return build(trie)
 
 
-_TS = re.compile(r"\):(\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3}) \[")
+_TS = re.compile(r"\):(\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.(\d{1,3})\.\d{0,3}) \[")
 """A GLOG line's time, between the `):` of its process field and the `[` of its source."""
-_ZEROS = str.maketrans("123456789", "000000000")
+_MASKS: dict[tuple[int, int], str] = {}
+"""GLOG times with their digits masked (see _mask)."""
+
+
+def _mask(time: str, shape: tuple[int, int]) -> str:
+    """A GLOG time with every digit a zero (`.5.0` stays `.0.0`), remembered by its shape
+    (its length and where its milliseconds end): it is the same for every time of a shape."""
+    found = _MASKS[shape] = re.sub(r"\d", "0", time)
+    return found
+
+
 _TOUCHES_TIME = re.compile(r":\d|[\d.] (?:\[|$)|^[\d.:-]+$")
 """A literal that could overlap a GLOG time's digits: one crossing its start (`):2026`), its
 end (`.394 [`) or lying within it. No other literal can (see Prefilter)."""
@@ -263,10 +273,16 @@ class Prefilter:
             for fold in (False, True)
         ]
         touching = [key for key in by_literal if _TOUCHES_TIME.search(key[0])]
-        self._touching = [
-            (self._compile([k for k, ci in touching if ci == fold], fold), fold)
-            for fold in (False, True)
-        ]
+        self._near_time: list[tuple[re.Pattern[str], re.Pattern[str], bool]] = []
+        """For the literals that overlap a GLOG time (case kept, then ignored): a search
+        for any of them, and the overlapping scan that finds each (only when one is there)."""
+        for fold in (False, True):
+            keys = [k for k, ci in touching if ci == fold]
+            if keys:
+                present = re.compile(trie_pattern(keys), re.IGNORECASE if fold else 0)
+                scan = self._compile(keys, fold)
+                assert scan is not None
+                self._near_time.append((present, scan, fold))
         self._reach = max((len(k) for k, _ in touching), default=0)
         """How far from the time a literal that overlaps it can start or end."""
         self._index = {
@@ -274,8 +290,8 @@ class Prefilter:
             for fold in (False, True)
         }
         self._hidden: dict[tuple[str, bool], list[int]] = {}
-        self._memo: LineMemo[str, frozenset[int]] = LineMemo()
-        """Lines (times masked) and the rules their literals name."""
+        self._memo: LineMemo[str, tuple[int, ...]] = LineMemo()
+        """Lines (times masked) and the rules their literals name (and the always-tried)."""
         self.literals = frozenset(by_literal)
         """Every required literal, with whether its case is ignored."""
 
@@ -307,33 +323,45 @@ class Prefilter:
             known = self._hidden[(key, fold)] = sorted(rules)
         return known
 
-    def _scan(self, line: str) -> frozenset[int]:
-        """Rules whose required literal is in the line (the trie scans)."""
-        found: set[int] = set()
+    def _scan(self, line: str) -> tuple[int, ...]:
+        """Rules whose required literal is in the line (the trie scans), with the rules
+        tried on every line, in order."""
+        found: set[int] = set(self._always)
         for pattern, fold in self._scans:
             if pattern is None:
                 continue
             for m in pattern.finditer(line):
                 found.update(self._rules_at(m[1].lower() if fold else m[1], fold))
-        return frozenset(found)
+        return tuple(sorted(found))
 
     def candidates(self, line: str) -> list[int]:
         """Rule indexes whose required literal is in the line, plus the always-tried ones."""
         m = _TS.search(line)
-        key = line if m is None else line[: m.start(1)] + m[1].translate(_ZEROS) + line[m.end(1) :]
-        scanned = self._memo.answer(key, self._scan)
-        found = set(scanned)
-        found.update(self._always)
-        if m is not None and self._reach:
-            window = line[max(m.start(1) - self._reach, 0) : m.end(1) + self._reach]
-            for pattern, fold in self._touching:
-                if pattern is not None:
-                    for hit in pattern.finditer(window):
-                        found.update(self._rules_at(hit[1].lower() if fold else hit[1], fold))
+        if m is None:
+            scanned = self._memo.answer(line, self._scan)
+            extra: set[int] = set()
+        else:
+            start, end = m.span(1)
+            shape = (end - start, m.end(2) - start)
+            mask = _MASKS.get(shape) or _mask(m[1], shape)
+            scanned = self._memo.answer(line[:start] + mask + line[end:], self._scan)
+            extra = self._around_time(line, start, end) if self._near_time else set()
         for index, gates in self._gated:
             if any(gate.search(line) for gate in gates):
-                found.add(index)
-        return sorted(found)
+                extra.add(index)
+        if extra and not extra.issubset(scanned):
+            return sorted(extra.union(scanned))
+        return list(scanned)
+
+    def _around_time(self, line: str, start: int, end: int) -> set[int]:
+        """Rules whose literal overlaps the GLOG time at line[start:end] (see _TOUCHES_TIME)."""
+        found: set[int] = set()
+        low, high = max(start - self._reach, 0), end + self._reach
+        for present, scan, fold in self._near_time:
+            if present.search(line, low, high) is not None:
+                for hit in scan.finditer(line, low, high):
+                    found.update(self._rules_at(hit[1].lower() if fold else hit[1], fold))
+        return found
 
 
 def capture_literals(pattern: str, name: str) -> tuple[Requirement, bool] | None:

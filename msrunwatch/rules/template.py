@@ -25,6 +25,21 @@ def template_fields(template: str) -> list[str]:
     return [m[1] for m in _FIELD.finditer(template) if m[1]]
 
 
+def template_names(template: str) -> frozenset[str] | None:
+    """Every variable a template reads, or None when a placeholder does not compile (it
+    renders empty, reading nothing, but say so: the caller then assumes the worst)."""
+    names: set[str] = set()
+    for field in template_fields(template):
+        if _NAME.fullmatch(field.strip()):
+            names.add(field.strip())
+            continue
+        try:
+            names |= _compiled(field).names
+        except ExprError:
+            return None
+    return frozenset(names)
+
+
 def check_template(template: str, names: set[str] | None) -> str | None:
     """Why a template cannot be filled from these names, or None when it can."""
     for field in template_fields(template):

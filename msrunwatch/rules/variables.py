@@ -380,6 +380,60 @@ CONFIG = {
     "optimizer_offload": "--optimizer-cpu-offload",
     "mtp_layers": "--mtp-num-layers",
     "fp8": "--fp8-format",
+    # the frameworks' own sizing (issue 20)
+    "vocab_divisible_by": "--make-vocab-size-divisible-by (Megatron pads the tokenizer's "
+    "vocabulary to a multiple of it x TP; default 128)",
+    "tokenizer": "the tokenizer path or type (--tokenizer-name-or-path; MindFormers "
+    "processor.tokenizer): names the model family when no vocab_size is written",
+    "tokenizer_model": "--tokenizer-model",
+    "tokenizer_vocab_file": "--vocab-file",
+    "ffn_dim_multiplier": "MindFormers model_config.ffn_dim_multiplier (LLaMA FFN sizing)",
+    "multiple_of": "MindFormers model_config.multiple_of (LLaMA FFN sizing, default 256)",
+    "model_type": "MindFormers model_config.type / model_type (LlamaConfig, ...)",
+    # documented limits (issue 20)
+    "documented_max_device_memory_mb": "the max_device_memory MindFormers' documentation states "
+    "for the card (61440 MiB, 60GB, on the 64 GB Atlas 800T A2), None for a card it is silent on",
+    "documented_card": "the card that limit is stated for",
+    "documented_limit_source": "where it is stated (repository, commit, file:line)",
+    # DeepSpeed behind Megatron-DeepSpeed (issue 20)
+    "deepspeed": "--deepspeed (Megatron-DeepSpeed runs on DeepSpeed's engine)",
+    "deepspeed_config": "--deepspeed_config (the DeepSpeed JSON)",
+    "zero_stage": "ZeRO stage: --zero-stage, else the DeepSpeed JSON's zero_optimization.stage",
+    "no_pipeline_parallel": "--no-pipeline-parallel (Megatron-DeepSpeed without the pipeline "
+    "engine)",
+    "hostfile": "deepspeed --hostfile",
+    # MindFormers' config schema (issue 20)
+    "refused_keys": "list: what MindFormers refuses at start-up in the config's schema'd "
+    "sections (an unknown key of parallel_config or recompute_config, a value its validator "
+    "refuses, a scalar where a mapping belongs), with 'did you mean'",
+    "unknown_keys": "list: keys that look like a misspelling of a known one in sections whose "
+    "other keys MindFormers passes on (runner_config, parallel, model_config)",
+    "newer_keys": "list: [key, version] for keys only newer MindFormers releases take",
+    # MoE and MLA (issue 20)
+    "moe_topk": "experts per token (--moe-router-topk, default 2; MindFormers num_experts_chosen, "
+    "default 1)",
+    "moe_ffn_hidden_size": "one expert's FFN width (--moe-ffn-hidden-size; MindFormers "
+    "moe_intermediate_size)",
+    "shared_expert_ffn": "shared experts' total FFN width (--moe-shared-expert-intermediate-size)",
+    "shared_experts": "shared experts (--n-shared-experts; MindFormers shared_expert_num)",
+    "first_k_dense": "dense layers before the MoE ones (--first-k-dense-replace; MindFormers "
+    "first_k_dense_replace)",
+    "moe_layer_freq": "--moe-layer-freq: every N-th layer is MoE",
+    "moe_capacity_factor": "expert capacity factor (--moe-expert-capacity-factor; MindFormers "
+    "capacity_factor, default 1.1); None: dropless",
+    "moe_pad_to_capacity": "--moe-pad-expert-input-to-capacity",
+    "moe_dispatcher": "--moe-token-dispatcher-type (allgather, alltoall, ...)",
+    "moe_tp_extend_ep": "MindSpeed --moe-tp-extend-ep (experts sharded over TP x EP, ETP 1)",
+    "moe_grouped_gemm": "--moe-grouped-gemm",
+    "moe_drop": "MindFormers moe_config.enable_sdrop",
+    "moe_gmm": "MindFormers moe_config.use_gmm (dropless grouped matmul)",
+    "moe_allgather": "MindFormers moe_config.use_allgather_dispatcher",
+    "mla": "multi-head latent attention (--multi-latent-attention; DeepSeek-V2/V3)",
+    "q_lora_rank": "MLA query compression rank (--q-lora-rank)",
+    "kv_lora_rank": "MLA key/value compression rank (--kv-lora-rank)",
+    "qk_nope_head_dim": "MLA per-head query/key width without RoPE (--qk-head-dim)",
+    "qk_rope_head_dim": "MLA per-head RoPE width (--qk-pos-emb-head-dim)",
+    "v_head_dim": "MLA per-head value width (--v-head-dim)",
     # with logs, or over a directory
     "run_world": "the ranks the run's logs show (check LOGS CONFIG, triage --config), else None",
     "stated_world": "the card count the config or its launcher states (not --devices), or None",

@@ -96,7 +96,8 @@ class LiveFeed:
             return True
         while missing := arrival.missing():
             expired = arrival.expired()
-            post(TargetsAwaited(tuple(missing), arrival.since, expired))
+            waited = time.monotonic() - arrival.since
+            post(TargetsAwaited(tuple(missing), waited, expired))
             if expired or self._stop.wait(AWAIT_S):
                 return False
         return True

@@ -43,11 +43,13 @@ class FilesRestarted(Message):
 class TargetsAwaited(Message):
     """Some targets do not exist yet: the feed is waiting for them (`--wait`)."""
 
-    def __init__(self, missing: tuple[str, ...], since: float, expired: bool) -> None:
+    def __init__(self, missing: tuple[str, ...], waited: float, expired: bool) -> None:
         super().__init__()
         self.missing = missing
-        self.since = since
-        """Clock time (monotonic) when the waiting began."""
+        self.waited = waited
+        """Seconds waited so far, when the message was sent (a message is sent every
+        half second while waiting, so the figure shown is never older than that; measured by
+        the sender, so what the screen says does not depend on when it is drawn)."""
         self.expired = expired
         """Waited for longer than --wait: the app gives up."""
 

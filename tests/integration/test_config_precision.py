@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -117,4 +118,37 @@ def test_a_missing_corpus_is_exit_2_not_a_pass(corpus: tuple[Path, Path], tmp_pa
     index, _ = corpus
     done = run(index, tmp_path / "nowhere", "--strict")
     assert done.returncode == 2
-    assert "not found: nothing was checked" in done.stderr
+    assert "not found" in done.stderr and "nothing was checked" in done.stderr
+
+
+def test_a_missing_corpus_file_fails_strict(corpus: tuple[Path, Path]) -> None:
+    index, files = corpus
+    _verdicts(index, "true")
+    (files / TREE / "examples" / CLEAN).unlink()
+    done = run(index, files, "--strict")
+    assert done.returncode == 1
+    assert f"corpus file {TREE}/examples/{CLEAN}: cannot read" in done.stderr
+
+
+def test_a_relative_corpus_is_found_beside_the_checkout_from_any_directory(
+    corpus: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """CI runs `--corpus ../shared/corpus/configs` from the root; a relative path names the
+    same place from elsewhere, relative to the repository root's parent."""
+    index, files = corpus
+    _verdicts(index, "true")
+    relative = os.path.relpath(files, ROOT)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    args = [sys.executable, str(BENCH), "--index", str(index), "--corpus", relative]
+    done = subprocess.run(
+        [*args, "--jobs", "1", "--strict"], capture_output=True, text=True, cwd=elsewhere
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"({files.resolve()};" in done.stdout
+
+
+def test_ci_runs_the_corpus_strictly() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "bench/config_precision.py --corpus" in ci and "--strict" in ci
+    assert "../shared/corpus/configs" in ci

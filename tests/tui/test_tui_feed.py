@@ -20,7 +20,7 @@ from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpda
 from tests.tui.tui_scenarios import fixture_report, healthy_copy, oom_line_for, snapshot
 
 
-async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+async def until(condition: Callable[[], bool], timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"

@@ -10,7 +10,6 @@ rewrites tests/tui/__snapshots__/ and the diff of the SVGs is what a reviewer ch
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -124,7 +123,7 @@ def test_waiting_for_the_log_directory(snap_compare: SnapCompare) -> None:
     """`msrunwatch job/msrun_log` before msrun created it."""
 
     async def run_before(pilot: Pilot[int]) -> None:
-        pilot.app.post_message(TargetsAwaited(("job/msrun_log",), time.monotonic() - 12.5, False))
+        pilot.app.post_message(TargetsAwaited(("job/msrun_log",), 12.5, False))
         await pilot.pause()
 
     target = app(targets=("job/msrun_log",))

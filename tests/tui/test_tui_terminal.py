@@ -32,7 +32,7 @@ from tests.tui.tui_scenarios import FIXTURES, fixture_report, healthy_copy, oom_
 from tests.tui.vt_screen import Screen
 
 WIDTH, HEIGHT = 160, 40
-TIMEOUT_S = 20.0
+TIMEOUT_S = 120.0
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 

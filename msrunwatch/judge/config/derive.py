@@ -17,6 +17,7 @@ from msrunwatch.judge.config.swapconflict import swap_recompute_conflicts
 from msrunwatch.judge.config.versions import Versions
 from msrunwatch.read.config.entry import job_of_run_mode
 from msrunwatch.read.config.model import TrainingConfig, Value
+from msrunwatch.read.config.tables import table
 
 DEGREES = ("tp", "pp", "cp", "ep", "vpp")
 ESTIMATED = (
@@ -28,7 +29,17 @@ ESTIMATED = (
     "estimated_states_actual_mb",
     "estimate_unvalidated",
 )
-FACTS_NO_CHECK_READS = ("master_addr", "log_dir", "join", "sim_rank_id", "entry", "config_file")
+FACTS_NO_CHECK_READS = (
+    "master_addr",
+    "log_dir",
+    "join",
+    "sim_rank_id",
+    "entry",
+    "config_file",
+    "tokenizer",
+    "tokenizer_model",
+    "tokenizer_vocab_file",
+)
 """Settings read for the record that no check needs: unknown, they skip nothing."""
 DEVICE_MB = 65536
 """A 64 GB Ascend card, as MindSpore reports it (`Device MOC memory size: 65536M`)."""
@@ -82,11 +93,13 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
         "seq_varies": est.dynamic_seq,
         "estimated_floor_actual_mb": round(floor) if est.dynamic_seq and floor else None,
         "estimated_states_actual_mb": round(held) if held else None,
-        "estimate_unvalidated": _unvalidated(est.framework, est.inputs),
+        "estimate_unvalidated": _unvalidated(est.framework, est.inputs, est.vocab_range),
     }
 
 
-def _unvalidated(framework: str, inputs: tuple[tuple[str, object], ...]) -> list[str]:
+def _unvalidated(
+    framework: str, inputs: tuple[tuple[str, object], ...], vocab_range: object = None
+) -> list[str]:
     """What in this config the estimate has never been checked against a measured run on.
 
     A memory error needs a validated model: a published recipe documented to run (Llama-3.1-70B
@@ -98,6 +111,10 @@ def _unvalidated(framework: str, inputs: tuple[tuple[str, object], ...]) -> list
         out.append("context parallel")
     if got.get("vpp", 1) > 1:
         out.append("virtual pipeline")
+    if got.get("experts", 1) > 1:
+        out.append("MoE activations (expert parameters are validated, activations are not)")
+    if vocab_range is not None:
+        out.append("a vocabulary known only as a range (no vocab_size, no known tokenizer)")
     return out
 
 
@@ -134,6 +151,7 @@ def derive(
     env["num_kv_heads"] = env.get("num_kv_heads") or env.get("num_heads")
     env["device_memory_mb"] = env.get("device_memory_mb") or DEVICE_MB
     env["limit_mb"] = env.get("max_device_memory_mb") or env["device_memory_mb"]
+    env.update(_documented_limit(env["device_memory_mb"]))
     env["swap_recompute_conflicts"] = swap_recompute_conflicts(env)
     if not any(name in unresolved for name in (*DEGREES, "world", "mbs", "seq_length")):
         env.update(_estimated(config, world))
@@ -151,6 +169,30 @@ def derive(
     return env
 
 
+def _documented_limit(device_mb: object) -> dict[str, Any]:
+    """The max_device_memory MindFormers' documentation states for this card, and where."""
+    for card in table("cards")["cards"]:
+        if card["memory_mb"] == device_mb:
+            return {
+                "documented_max_device_memory_mb": card["max_device_memory_mb"],
+                "documented_card": card["name"],
+                "documented_limit_source": card["source"],
+            }
+    return dict.fromkeys(
+        ("documented_max_device_memory_mb", "documented_card", "documented_limit_source")
+    )
+
+
+def _refused_by_version(env: dict[str, Any], version: int | None) -> None:
+    """Keys a MindFormers release before the given one does not take join the refused ones."""
+    refused = list(env.get("refused_keys") or [])
+    for name, since in env.get("newer_keys") or []:
+        if version is not None and version < since:
+            refused.append(f"{name}: taken from MindFormers {since // 10000}.{since // 100 % 100}")
+    env["refused_keys"] = refused
+    env.setdefault("unknown_keys", [])
+
+
 def _job_and_versions(env: dict[str, Any], versions: Versions) -> None:
     """What the job is, which framework versions run it, and what follows from them."""
     if env["framework"] == "mindformers":
@@ -161,6 +203,7 @@ def _job_and_versions(env: dict[str, Any], versions: Versions) -> None:
         mindformers = 10600  # the mcore path (use_legacy: False) exists from r1.6.0
     env["mindformers_version"] = mindformers
     env["mindformers_version_given"] = versions.of("mindformers")
+    _refused_by_version(env, versions.of("mindformers"))
     env["megatron_version"] = versions.megatron
     env["mindspeed_llm_version"] = versions.of("mindspeed-llm")
     env["stack"] = versions.stack

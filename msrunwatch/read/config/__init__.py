@@ -15,12 +15,39 @@ from pathlib import Path
 from msrunwatch.core.errors import ConfigError
 from msrunwatch.core.fileio import FileTooLarge, NotRegularFile, read_capped
 from msrunwatch.read.config.common import NotATrainingConfig, TracedValue
+from msrunwatch.read.config.mflaunch import ENTRY, MindFormersLaunch, launch_beside, launches
 from msrunwatch.read.config.mindformers import read_mindformers
 from msrunwatch.read.config.model import TrainingConfig
 from msrunwatch.read.config.msrun import read_msrun
 from msrunwatch.read.config.shell import read_script
 
 __all__ = ["ConfigError", "NotATrainingConfig", "TracedValue", "read_config", "read_msrun"]
+
+
+def as_launched(config: TrainingConfig, launch: MindFormersLaunch | None) -> TrainingConfig:
+    """A MindFormers YAML with what its launch command sets (--run_mode, the card count)."""
+    if launch is None:
+        return config
+    values = dict(config.values)
+    for name, value in launch.values.items():
+        if name == "world" and config.get("world") is not None:
+            continue  # the YAML's own device_num is what its checks compare
+        values[name] = value
+    return TrainingConfig(config.path, config.kind, values)
+
+
+def _launched_yaml(path: str, launch: MindFormersLaunch) -> TrainingConfig:
+    """A script that runs run_mindformer.py: the YAML it names, as the script launches it."""
+    for base in (Path(path).parent, Path.cwd()):
+        candidate = base / launch.config
+        if candidate.is_file():
+            text = read_capped(candidate, MAX_BYTES).decode("utf-8-sig", "replace")
+            return as_launched(read_mindformers(text, str(candidate)), launch)
+    raise NotATrainingConfig(
+        f"{path}: launches MindFormers with {launch.config}, which is not beside it: "
+        "check that YAML (the launch options are read from this script)"
+    )
+
 
 MAX_BYTES = 4 * 1024 * 1024
 """Bytes actually read, whatever `st_size` says: a config larger than this is refused."""
@@ -64,7 +91,9 @@ def read_config(path: str) -> TrainingConfig:
 
 def _dispatch(text: str, path: str, suffix: str) -> TrainingConfig:
     if suffix in YAML_SUFFIXES:
-        return read_mindformers(text, path)
+        return as_launched(read_mindformers(text, path), launch_beside(path))
+    if ENTRY in text and (launched := launches(path, text)):
+        return _launched_yaml(path, launched[0])
     if suffix in SHELL_SUFFIXES or SHELL_HINT.search(text):
         return read_script(text, path)
     try:

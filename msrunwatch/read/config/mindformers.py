@@ -18,6 +18,7 @@ from msrunwatch.core.errors import ConfigError, YamlError
 from msrunwatch.core.yamlload import Path_, Positions, load
 from msrunwatch.read.config.common import Doc, dtype_name
 from msrunwatch.read.config.model import TrainingConfig, Value
+from msrunwatch.read.config.schema import SchemaCheck
 from msrunwatch.read.config.swap import read_swap
 
 Converted = tuple[Any, Optional[str]]
@@ -61,6 +62,13 @@ def _num(value: Any, key: str) -> Converted:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None, f"{key} is {value!r}, not a number"
     return float(value), None
+
+
+def _int_or_bool(value: Any, key: str) -> Converted:
+    """MindFormers' first_k_dense_replace: a count, or True (its default)."""
+    if isinstance(value, (bool, int)):
+        return value, None
+    return None, f"{key} is {value!r}, not a number or True/False"
 
 
 def _any(value: Any, key: str) -> Converted:
@@ -124,6 +132,19 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
     ),
     ("head_dim", [(*MC, "head_dim"), (*MC, "kv_channels")], _int),
     ("vocab_size", [(*MC, "vocab_size")], _int),
+    ("ffn_dim_multiplier", [(*MC, "ffn_dim_multiplier")], _num),
+    ("multiple_of", [(*MC, "multiple_of")], _int),
+    (
+        "tokenizer",
+        [
+            ("processor", "tokenizer", "vocab_file"),
+            ("processor", "tokenizer", "tokenizer_file"),
+            ("processor", "tokenizer", "pretrained_model_dir"),
+            ("processor", "tokenizer", "type"),
+        ],
+        _str,
+    ),
+    ("model_type", [(*MC, "type"), (*MC, "model_type")], _str),
     ("seq_length", [(*MC, "seq_length")], _int),
     (
         "max_position_embeddings",
@@ -175,6 +196,41 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
         _bool,
     ),
     ("moe_config_experts", [("moe_config", "expert_num")], _int),
+    (
+        "moe_topk",
+        [
+            ("moe_config", "num_experts_chosen"),
+            (*MC, "num_experts_per_tok"),
+            (*MC, "moe_router_topk"),
+        ],
+        _int,
+    ),
+    (
+        "moe_ffn_hidden_size",
+        [
+            ("moe_config", "moe_intermediate_size"),
+            (*MC, "moe_intermediate_size"),
+            (*MC, "moe_ffn_hidden_size"),
+        ],
+        _int,
+    ),
+    ("shared_experts", [("moe_config", "shared_expert_num"), (*MC, "n_shared_experts")], _int),
+    ("shared_expert_ffn", [(*MC, "moe_shared_expert_intermediate_size")], _int),
+    (
+        "first_k_dense",
+        [("moe_config", "first_k_dense_replace"), (*MC, "first_k_dense_replace")],
+        _int_or_bool,
+    ),
+    ("moe_capacity_factor", [("moe_config", "capacity_factor")], _num),
+    ("moe_drop", [("moe_config", "enable_sdrop")], _bool),
+    ("moe_gmm", [("moe_config", "use_gmm")], _bool),
+    ("moe_allgather", [("moe_config", "use_allgather_dispatcher")], _bool),
+    ("q_lora_rank", [(*MC, "q_lora_rank")], _int),
+    ("kv_lora_rank", [(*MC, "kv_lora_rank")], _int),
+    ("qk_nope_head_dim", [(*MC, "qk_nope_head_dim"), (*MC, "qk_head_dim")], _int),
+    ("qk_rope_head_dim", [(*MC, "qk_rope_head_dim"), (*MC, "qk_pos_emb_head_dim")], _int),
+    ("v_head_dim", [(*MC, "v_head_dim")], _int),
+    ("mla", [(*MC, "multi_latent_attention")], _bool),
     ("mtp_depth", [(*MC, "mtp_depth")], _int),
     ("pet_type", [(*MC, "pet_config", "pet_type"), ("model", "pet_config", "pet_type")], _str),
     ("lora_r", [(*MC, "pet_config", "lora_rank"), ("model", "pet_config", "lora_rank")], _int),
@@ -218,14 +274,22 @@ DEFAULTS: dict[str, Any] = {
 
 
 class _Yaml:
-    def __init__(self, data: Mapping[str, Any], positions: Positions, doc: Doc) -> None:
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        positions: Positions,
+        doc: Doc,
+        reported: frozenset[str] = frozenset(),
+    ) -> None:
         self.data, self.positions, self.doc = data, positions, doc
+        self.reported = reported
+        """Sections holding a scalar where a mapping belongs: a finding says so, read nothing."""
 
     def find(self, path: Path_) -> tuple[bool, Any]:
         node: Any = self.data
         for i, key in enumerate(path):
             if not isinstance(node, Mapping):
-                if node is None:
+                if node is None or path[0] in self.reported:
                     return False, None
                 where = ".".join(str(k) for k in path[:i])
                 line = self.positions.of(path[:i])[0]
@@ -263,8 +327,9 @@ def read_mindformers(text: str, path: str) -> TrainingConfig:
         raise doc.not_a_config(
             None, "not a MindFormers config: it has none of " + ", ".join(SECTIONS)
         )
-    yml = _Yaml(data, positions, doc)
-    values: dict[str, Value] = {"framework": Value("mindformers")}
+    schema = SchemaCheck(data, positions, doc)
+    values: dict[str, Value] = {"framework": Value("mindformers"), **schema.run()}
+    yml = _Yaml(data, positions, doc, frozenset(schema.scalars))
     for name, paths, convert in FIELDS:
         for key_path in paths:
             found, raw = yml.find(key_path)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from msrunwatch.core.errors import ConfigError
 from msrunwatch.read.config.common import Doc, TracedValue, parse_int
 from msrunwatch.read.config.megatron import is_option, read_args
+from msrunwatch.read.config.mflaunch import ENTRY, mindformers_options
 from msrunwatch.read.config.model import Source, TrainingConfig, Value
 from msrunwatch.read.config.shellexpand import Field
 from msrunwatch.read.config.shellvars import is_placeholder
@@ -95,6 +96,46 @@ TORCHRUN_NAMES = {
 }
 TORCHRUN_DEFAULTS: dict[str, object] = {"local_worker_num": 1, "nnodes": 1, "master_port": 29500}
 
+DEEPSPEED_OPTIONS: dict[str, str] = {
+    "num_gpus": INT,
+    "num_nodes": INT,
+    "node_rank": INT,
+    "master_addr": STR,
+    "master_port": INT,
+    "hostfile": STR,
+    "include": STR,
+    "exclude": STR,
+    "launcher": STR,
+    "launcher_args": STR,
+    "min_elastic_nodes": INT,
+    "max_elastic_nodes": INT,
+    "no_python": FLAG,
+    "module": FLAG,
+    "no_local_rank": FLAG,
+    "force_multi": FLAG,
+    "autotuning": STR,
+    "elastic_training": FLAG,
+    "bind_cores_to_rank": FLAG,
+    "bind_core_list": STR,
+    "ssh_port": INT,
+}
+"""The deepspeed launcher's options (deepspeed/launcher/runner.py); without --num_gpus it takes
+every card it sees, and without a hostfile one node."""
+DEEPSPEED_NAMES = {
+    "num_gpus": "local_worker_num",
+    "num_nodes": "nnodes",
+    "node_rank": "node_rank",
+    "master_addr": "master_addr",
+    "master_port": "master_port",
+    "hostfile": "hostfile",
+}
+DEEPSPEED_DEFAULTS: dict[str, object] = {"master_port": 29500}
+LAUNCHER_OPTIONS = {
+    "torchrun": (TORCHRUN_OPTIONS, TORCHRUN_NAMES),
+    "deepspeed": (DEEPSPEED_OPTIONS, DEEPSPEED_NAMES),
+}
+"""Launcher -> (its options, the normalised names of those it records); msrun otherwise."""
+
 
 @dataclass
 class Launcher:
@@ -122,9 +163,8 @@ def _match(given: str, options: dict[str, str]) -> str | None:
 
 def parse_launcher(kind: str, fields: Sequence[Field], doc: Doc) -> Launcher:
     """Read msrun or torchrun options up to the training script."""
-    torch = kind == "torchrun"
-    options = TORCHRUN_OPTIONS if torch else MSRUN_OPTIONS
-    names = TORCHRUN_NAMES if torch else MSRUN_NAMES
+    torch = kind in ("torchrun", "deepspeed")
+    options, names = LAUNCHER_OPTIONS.get(kind, (MSRUN_OPTIONS, MSRUN_NAMES))
     out = Launcher(kind)
     rank_prefix: TracedValue | None = None
     i = 0
@@ -205,6 +245,9 @@ def _finish(out: Launcher) -> None:
     if out.kind == "torchrun":
         _torchrun(out)
         return
+    if out.kind == "deepspeed":
+        _deepspeed(out)
+        return
     for name, default in MSRUN_DEFAULTS.items():
         if name not in out.values:
             out.defaults[name] = TracedValue(default)
@@ -236,6 +279,19 @@ def _torchrun(out: Launcher) -> None:
     if isinstance(nproc.value, int) and isinstance(nodes.value, int):
         src = nproc.source or nodes.source
         out.defaults["world"] = TracedValue(nproc.value * nodes.value, src)
+
+
+def _deepspeed(out: Launcher) -> None:
+    for name, default in DEEPSPEED_DEFAULTS.items():
+        if name not in out.values:
+            out.defaults[name] = TracedValue(default)
+    gpus, nodes = out.values.get("local_worker_num"), out.values.get("nnodes")
+    if nodes is None and "hostfile" not in out.values:
+        nodes = out.defaults["nnodes"] = TracedValue(1)
+    if gpus is None or nodes is None:
+        return
+    if isinstance(gpus.value, int) and isinstance(nodes.value, int):
+        out.defaults["world"] = TracedValue(gpus.value * nodes.value, gpus.source)
 
 
 def launcher_values(launcher: Launcher) -> dict[str, TracedValue]:
@@ -270,6 +326,11 @@ def read_msrun(cmdline: str, origin: str = "<msrun>") -> TrainingConfig:
         if level is None and why is None:
             why = f"MS_SIMULATION_LEVEL {sim.value.text!r} is not an integer"
         values["sim_level"] = TracedValue(level, doc.source(sim.line, sim.col), why)
+    if launcher.script is not None and launcher.script.text.endswith(ENTRY):
+        # MindFormers: run_mindformer.py's options (--run_mode) go over the YAML's
+        words = [f.text for f in launcher.args]
+        values.update(mindformers_options(words, doc.source(launch.line)))
+        return TrainingConfig(origin, "msrun", values)
     args = read_args(launcher.args, doc, defaults=False)
     if args.flags:
         values.update(args.values)

@@ -10,6 +10,7 @@ MASTER_PORT) and MS_SIMULATION_LEVEL fill in.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from msrunwatch.core.errors import ConfigError
@@ -67,6 +68,10 @@ def _read_launch(text: str, doc: Doc, values: dict[str, Value]) -> TrainingConfi
     _refuse_non_jobs(entry, launch, doc)
     args = read_args(launcher.args if launcher else launch.fields[1:], doc, defaults=True)
     values.update(args.values)
+    if "zero_stage" not in values and "deepspeed_config" in values:
+        stage = _zero_stage(text, launch, doc)
+        if stage is not None:
+            values["zero_stage"] = stage
     values.update(_entry(entry, args.config_file, doc))
     if args.stray:
         values["stray_args"] = stray_value(args.stray, doc)
@@ -79,7 +84,7 @@ def _read_launch(text: str, doc: Doc, values: dict[str, Value]) -> TrainingConfi
 
 
 def _launcher(launch: Launch) -> bool:
-    return launch.kind in ("msrun", "torchrun")
+    return launch.kind in ("msrun", "torchrun", "deepspeed")
 
 
 def _refuse_non_jobs(entry: Field | None, launch: Launch, doc: Doc) -> None:
@@ -117,6 +122,24 @@ def _pick(launches: Sequence[Launch], doc: Doc) -> Launch | None:
         if read_args(launch.fields[1:], doc, defaults=False).flags:
             return launch
     return None
+
+
+ZERO_STAGE = re.compile(
+    r'"zero_optimization"\s*:\s*\{[^{}]*?"stage"\s*:\s*(?:(\d+)|\$\{?([A-Za-z_]\w*)\}?)'
+)
+"""The ZeRO stage of a DeepSpeed JSON the script writes (a here-document), as a number or a
+script variable."""
+
+
+def _zero_stage(text: str, launch: Launch, doc: Doc) -> TracedValue | None:
+    """The ZeRO stage the DeepSpeed config written in the script sets, when it writes one."""
+    m = ZERO_STAGE.search(text)
+    if m is None:
+        return None
+    line = text.count("\n", 0, m.start(1) if m.group(1) else m.start(2)) + 1
+    if m.group(1) is not None:
+        return TracedValue(int(m.group(1)), doc.source(line))
+    return var_value(launch.env.get(m.group(2)), doc)
 
 
 def var_value(var: Var | None, doc: Doc) -> TracedValue | None:

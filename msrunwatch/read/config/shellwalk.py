@@ -4,8 +4,8 @@ Assignments at the top level set variables. An assignment inside `if`/`for`/`whi
 `case`, a function, a subshell or after `&&`/`||` depends on the run, so the variable
 becomes unresolved with that reason. `export`, `declare -x` and `VAR=x cmd` prefixes
 mark what a child process (msrun) sees. msrun, torchrun (or `python -m
-torch.distributed.run`) and plain `python script.py` commands are recorded with their
-words expanded against the variables of that moment.
+torch.distributed.run`), deepspeed, `ray job submit -- ...` and plain `python script.py` commands
+are recorded with their words expanded against the variables of that moment.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from msrunwatch.read.config.shellwords import ASSIGNMENT, NAME, ArrayLit, Comman
 PYTHON = re.compile(r"python[0-9.]*")
 TORCH_MODULES = ("torch.distributed.run", "torch.distributed.launch")
 WRAPPERS = ("nohup", "exec", "command", "time", "env")
-LAUNCHERS = ("msrun", "torchrun")
+LAUNCHERS = ("msrun", "torchrun", "deepspeed")
 UV_RUN_VALUED = (
     "--extra",
     "--with",
@@ -276,7 +276,9 @@ def _unwrap(fields: list[Field]) -> list[Field]:
     """The command after wrappers: `nohup`, `env A=b`, `time -p`, `uv run --extra x`..."""
     while fields:
         base = _base(fields[0])
-        if base == "uv" and len(fields) > 1 and fields[1].text == "run":
+        if base == "ray" and [f.text for f in fields[1:3]] == ["job", "submit"]:
+            fields = _after_double_dash(fields[3:])  # `ray job submit [options] -- command`
+        elif base == "uv" and len(fields) > 1 and fields[1].text == "run":
             fields = _skip_options(fields[2:], UV_RUN_VALUED)
         elif base in WRAPPERS:
             fields = fields[1:]
@@ -285,6 +287,14 @@ def _unwrap(fields: list[Field]) -> list[Field]:
         else:
             return fields
     return fields
+
+
+def _after_double_dash(fields: list[Field]) -> list[Field]:
+    """The command after `--` (ray job submit's entrypoint); nothing when there is none."""
+    for i, f in enumerate(fields):
+        if f.text == "--":
+            return fields[i + 1 :]
+    return []
 
 
 def _skip_options(fields: list[Field], valued: tuple[str, ...]) -> list[Field]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -122,7 +121,7 @@ class RunHeader(Widget):
         if awaiting is None:
             badge = Content.styled(" STARTING ", OUTCOME_STYLE["unknown"])
             return [self._line(badge, width), Content(f"watching {self._where()}")]
-        since = cells.ago(max(time.monotonic() - awaiting.since, 0.0))
+        since = cells.ago(max(awaiting.waited, 0.0))
         badge = Content.styled(" WAITING ", OUTCOME_STYLE["unknown"])
         missing = ", ".join(awaiting.missing)
         head = Content.assemble(badge, " ", (f"for {missing} to appear", "bold"))

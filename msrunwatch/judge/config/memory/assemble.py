@@ -6,9 +6,10 @@ from dataclasses import replace
 
 from msrunwatch.judge.config.memory.features import Features, features
 from msrunwatch.judge.config.memory.inputs import Inputs, budget, read_inputs
-from msrunwatch.judge.config.memory.layout import recompute_plan, split_layers
+from msrunwatch.judge.config.memory.layout import per_stage, recompute_plan, split_layers
 from msrunwatch.judge.config.memory.notes import Notes
-from msrunwatch.judge.config.memory.result import FRAGMENTATION, Estimate, StageEstimate
+from msrunwatch.judge.config.memory.oppatterns import op_freed
+from msrunwatch.judge.config.memory.result import FRAGMENTATION, MIB, Estimate, StageEstimate
 from msrunwatch.judge.config.memory.stage import Context, stage
 from msrunwatch.judge.config.memory.states import states
 from msrunwatch.judge.config.memory.terms import layer_terms
@@ -27,13 +28,9 @@ def estimate(config: TrainingConfig) -> Estimate:
         notes.problem(impossible)
         notes.merge(budget_notes)
         return _empty(config, inp, notes, budget_mib, source, feats)
-    if inp.moe or feats.job in ("predict", "eval"):
-        gaps = feats.gaps
-        if inp.moe:
-            notes.lack("num_experts", "estimate", why="> 1: MoE is not modelled")
-            gaps = ("not estimated: MoE experts", *gaps)
+    if feats.job in ("predict", "eval"):
         notes.merge(budget_notes)
-        return _empty(config, inp, notes, budget_mib, source, replace(feats, gaps=gaps))
+        return _empty(config, inp, notes, budget_mib, source, feats)
     layers = split_layers(config, inp, notes)
     plan = recompute_plan(config, layers, notes) if layers else None
     lora = feats.lora is not None
@@ -41,13 +38,30 @@ def estimate(config: TrainingConfig) -> Estimate:
     held = states(config, inp, lora, qlora, notes)
     terms = layer_terms(inp, notes)
     ctx = Context(inp, layers, terms, held, plan, budget_mib, feats)
+    ctx = replace(ctx, op_freed=_op_patterns(config, ctx, notes))
     _note_params_gaps(inp, notes)
     _note_pipeline_assumptions(inp, ctx, notes)
     if feats.dynamic_seq:
         notes.assume("batches padded to their longest sample: figures at the full seq_length")
     stages = tuple(stage(i, ctx) for i in range(inp.pp))
+    if inp.vocab_low is not None:
+        stages = _over_the_range(stages, ctx, Notes())
     notes.merge(budget_notes)  # last: the budget's notes concern no stage
     return _assemble(config, notes, source, stages, ctx)
+
+
+def _over_the_range(
+    stages: tuple[StageEstimate, ...], ctx: Context, notes: Notes
+) -> tuple[StageEstimate, ...]:
+    """With only a range of vocabularies: the first and last stages (the only ones it moves)
+    keep the figures at its high end, and a verdict only where its low end agrees."""
+    low = replace(ctx.inp, vocab=ctx.inp.vocab_low, vocab_low=None)
+    ctx_low = replace(ctx, inp=low, terms=layer_terms(low, notes))
+    out = list(stages)
+    for i in sorted({0, len(stages) - 1}):
+        if stage(i, ctx_low).verdict != stages[i].verdict:
+            out[i] = replace(stages[i], verdict="unknown")
+    return tuple(out)
 
 
 MAX_STAGES = 4096
@@ -69,6 +83,25 @@ def _impossible_pipeline(inp: Inputs) -> str | None:
             "would hold no layer, so no stage is estimated"
         )
     return None
+
+
+def _op_patterns(cfg: TrainingConfig, ctx: Context, notes: Notes) -> tuple[float, ...]:
+    """MiB per micro-batch the select_recompute operator patterns free on each stage."""
+    select, inp, t = cfg.get("select_recompute"), ctx.inp, ctx.terms
+    if not isinstance(select, dict) or not select or ctx.layers is None or t is None:
+        return ()
+    tokens = (inp.seq or 0) / inp.cp * (inp.mbs or 0)
+    if not tokens:
+        return ()
+    core = (t.layer_mib - t.selective_mib) * MIB / tokens
+    swap = cfg.get("swap") is True
+    layers = ctx.layers
+
+    def counts(raw: object) -> tuple[int, ...]:
+        return per_stage(raw, layers, "select_recompute", notes, swap)
+
+    freed = op_freed(select, layers, counts, inp, core, notes)
+    return tuple(f * tokens / MIB for f in freed)
 
 
 def _note_params_gaps(inp: Inputs, notes: Notes) -> None:
@@ -99,7 +132,8 @@ def _resolved(inp: Inputs) -> tuple[tuple[str, object], ...]:
     names += ("layers", "hidden")
     names += ("heads", "kv_heads", "head_dim", "ffn", "vocab", "swiglu", "sp", "flash")
     names += ("untied", "distributed_optimizer", "dtype")
-    return tuple((n, getattr(inp, n)) for n in names)
+    experts = inp.moe.experts if inp.moe is not None else 1
+    return (*((n, getattr(inp, n)) for n in names), ("experts", experts))
 
 
 def _assemble(
@@ -127,7 +161,14 @@ def _assemble(
         not_estimated=ctx.features.gaps,
         dynamic_seq=ctx.features.dynamic_seq,
         frozen_bytes=ctx.states.frozen_weight if ctx.states else None,
+        vocab_range=_range_of(ctx.inp),
     )
+
+
+def _range_of(inp: Inputs) -> tuple[int, int] | None:
+    if inp.vocab_low is None or inp.vocab is None:
+        return None
+    return inp.vocab_low, inp.vocab
 
 
 def _empty(

@@ -16,7 +16,6 @@ from msrunwatch.read.config.model import TrainingConfig
 UNMODELLED: tuple[tuple[str, str], ...] = (
     ("swap_attention", "MindSpeed --swap-attention (activations swapped to host)"),
     ("swap_optimizer", "MindSpeed --swap-optimizer (optimizer states swapped to host)"),
-    ("moe_zero_memory", "MindSpeed --moe-zero-memory"),
     ("fsdp", "FSDP (parameters, gradients and states sharded over data parallel)"),
     ("optimizer_offload", "--optimizer-cpu-offload (optimizer states on the host)"),
     ("fp8", "FP8 training (--fp8-format)"),
@@ -95,9 +94,6 @@ def _unmodelled(cfg: TrainingConfig) -> list[str]:
     gaps = [f"not estimated: {what}" for name, what in UNMODELLED if _on(cfg.get(name))]
     if cfg.get("recompute_activation_function") is True and cfg.get("recompute_granularity"):
         gaps.append("not estimated: activation-function recompute together with recompute")
-    select = cfg.get("select_recompute")
-    if isinstance(select, dict) and select:
-        gaps.append("not estimated: select_recompute by operator pattern")
     return gaps
 
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
 
+from msrunwatch.judge.config.memory.mla import MLA, read_mla
+from msrunwatch.judge.config.memory.moe import MoE, read_moe
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.judge.config.memory.result import DEFAULT_DEVICE_MIB
 from msrunwatch.read.config.model import TrainingConfig
+from msrunwatch.read.config.tables import table
+from msrunwatch.read.config.vocab import family_of, megatron_padded, vocab_range
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,8 @@ class Inputs:
     vocab_emb_dp: bool
     distributed_optimizer: bool
     dtype: str
-    moe: bool
+    moe: MoE | None
+    """The MoE settings (None for a dense model)."""
     fused_swiglu: bool = True
     """SwiGLU as one fused op (keeps its 2f-wide input only) or as silu and mul (keeps more)."""
     hidden_dropout: float = 0.0
@@ -46,6 +52,23 @@ class Inputs:
     """MindSpeed --reuse-fp32-param: the bf16 weights live inside the fp32 master copy."""
     act_recompute: bool = False
     """MindSpeed --recompute-activation-function: the activation function's output is freed."""
+    vocab_low: int | None = None
+    """The low end of the vocabulary when only a range is known (`vocab` is the high end)."""
+    mla: MLA | None = None
+    """Multi-head latent attention (DeepSeek-V2/V3), None for plain attention."""
+
+
+class _Sizes(NamedTuple):
+    """What the framework's own sizing rules need."""
+
+    framework: str
+    hidden: int | None
+    swiglu: bool
+    tp: int
+
+
+VOCAB_HINTS = ("tokenizer", "tokenizer_model", "tokenizer_vocab_file", "model_type", "arch")
+"""Settings that may name the model family (tokenizer path or type, model type)."""
 
 
 # --- reading values --------------------------------------------------------------------
@@ -155,8 +178,10 @@ def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
     heads = count(cfg, "num_heads", notes)
     swiglu = _swiglu(cfg, framework, notes)
     experts = number(cfg, "num_experts", notes)
+    sizes = _Sizes(framework, hidden, swiglu, tp)
+    vocab, vocab_low = _vocab(cfg, sizes, notes)
     # the reads below run in the order written: the order the assumptions are reported in
-    return Inputs(
+    inp = Inputs(
         framework=framework,
         tp=tp,
         pp=pp,
@@ -171,8 +196,9 @@ def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
         heads=heads,
         kv_heads=_kv_heads(cfg, heads, notes),
         head_dim=_head_dim(cfg, hidden, heads, notes),
-        ffn=_ffn(cfg, hidden, swiglu, notes),
-        vocab=count(cfg, "vocab_size", notes),
+        ffn=_ffn(cfg, sizes, notes),
+        vocab=vocab,
+        vocab_low=vocab_low,
         swiglu=swiglu,
         untied=_flag_or(cfg, "untie_embeddings", True, "separate output layer, upper bound", notes),
         flash=_flag_or(cfg, "use_flash_attention", False, "framework default", notes),
@@ -181,13 +207,17 @@ def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
         vocab_emb_dp=_vocab_emb_dp(cfg, framework, notes),
         distributed_optimizer=_flag_or(cfg, "use_distributed_optimizer", False, "default", notes),
         dtype=_dtype(cfg, notes),
-        moe=experts is not None and experts > 1,
+        moe=None,
         fused_swiglu=_fused_swiglu(cfg, framework, swiglu, notes),
         hidden_dropout=_dropout(cfg, "hidden_dropout", notes),
         attention_dropout=_dropout(cfg, "attention_dropout", notes),
         reuse_fp32=_flag(cfg, "reuse_fp32_param") is True,
         act_recompute=_flag(cfg, "recompute_activation_function") is True,
+        mla=read_mla(cfg, notes),
     )
+    if experts is not None and experts > 1:
+        inp = replace(inp, moe=read_moe(cfg, framework, inp.ffn, tp, notes))
+    return inp
 
 
 def _swiglu(cfg: TrainingConfig, framework: str, notes: Notes) -> bool:
@@ -260,14 +290,76 @@ def _head_dim(
     return d
 
 
-def _ffn(cfg: TrainingConfig, hidden: int | None, swiglu: bool, notes: Notes) -> int | None:
-    """FFN width as written, else Megatron's default (4h, or 8h/3 rounded down to 64)."""
+def _ffn(cfg: TrainingConfig, inp: _Sizes, notes: Notes) -> int | None:
+    """FFN width as written, else the framework's own default (data/sizing.yaml)."""
     f = count(cfg, "ffn_hidden_size", notes)
-    if f is not None or hidden is None:
+    if f is not None or inp.hidden is None:
         return f
-    f = int(4 * hidden * 2 / 3 / 64) * 64 if swiglu else 4 * hidden
-    notes.assume(f"ffn_hidden_size not given: Megatron default {f}")
+    rules = table("sizing")["ffn"]
+    if inp.framework == "mindformers" and inp.swiglu:
+        return _mindformers_ffn(cfg, inp.hidden, rules["mindformers"], notes)
+    rule = rules["megatron"]
+    f = int(rule["base"]) * inp.hidden
+    if inp.swiglu:
+        num, den = rule["swiglu_ratio"]
+        step = rule["swiglu_round_down_to"]
+        f = int(f * num / den / step) * step
+    notes.assume(f"ffn_hidden_size not given: Megatron default {f} ({rule['source']})")
     return f
+
+
+def _mindformers_ffn(cfg: TrainingConfig, hidden: int, rule: dict[str, Any], notes: Notes) -> int:
+    """MindFormers' LLaMA rule: 4h, x (ffn_dim_multiplier + 0.01), x 2/3, up to multiple_of."""
+    multiplier = number(cfg, "ffn_dim_multiplier", notes)
+    step = count(cfg, "multiple_of", notes) or rule["multiple_of"]
+    f = rule["base"] * hidden
+    if multiplier is not None:
+        f = int((multiplier + rule["multiplier_offset"]) * f)
+    num, den = rule["ratio"]
+    f = int(num * f / den)
+    f = step * -(-f // step)
+    given = f"ffn_dim_multiplier {multiplier:g}, " if multiplier is not None else ""
+    notes.assume(
+        f"ffn_hidden_size not given: MindFormers' LLaMA rule ({given}multiple_of {step}) "
+        f"gives {f} ({rule['source']})"
+    )
+    return f
+
+
+def _vocab(cfg: TrainingConfig, inp: _Sizes, notes: Notes) -> tuple[int | None, int | None]:
+    """(vocabulary for the figures, its low end when only a range is known): as written, else
+    the tokenizer's family (padded as Megatron pads it), else the stated range."""
+    v = count(cfg, "vocab_size", notes)
+    if v is not None:
+        return v, None
+    held = cfg.values.get("vocab_size")
+    if held is not None and held.unresolved:
+        return None, None
+    texts = [str(cfg.get(n) or "") for n in VOCAB_HINTS] + [cfg.path.rsplit("/", 1)[-1]]
+    family = family_of(texts)
+    if family is not None:
+        vocab = _padded(cfg, family.vocab, inp, notes)
+        notes.assume(
+            f"vocabulary from the tokenizer: {family.name} family, {family.vocab}"
+            + (f", padded to {vocab}" if vocab != family.vocab else "")
+            + f" ({family.source})"
+        )
+        return vocab, None
+    low, high = vocab_range()
+    notes.assume(
+        f"vocabulary unknown (no vocab_size, tokenizer of no known family): first and last "
+        f"stages estimated over {low}-{high}, the known families' range"
+    )
+    return _padded(cfg, high, inp, notes), _padded(cfg, low, inp, notes)
+
+
+def _padded(cfg: TrainingConfig, vocab: int, inp: _Sizes, notes: Notes) -> int:
+    """Megatron pads the tokenizer's vocabulary; MindFormers takes vocab_size as it is."""
+    if inp.framework != "megatron":
+        return vocab
+    rule = table("sizing")["vocab_padding"]
+    divisible = count(cfg, "vocab_divisible_by", notes) or rule["megatron_divisible_by"]
+    return megatron_padded(vocab, divisible, inp.tp)
 
 
 def _vocab_emb_dp(cfg: TrainingConfig, framework: str, notes: Notes) -> bool:

@@ -129,13 +129,16 @@ def recompute_plan(cfg: TrainingConfig, layers: tuple[int, ...], notes: Notes) -
     if granularity == "full":
         full, checkpoints, chunk, label = _megatron_full(cfg, layers, notes)
     else:
-        full = _per_stage(cfg.get("recompute"), layers, "recompute", notes, swap)
+        full = per_stage(cfg.get("recompute"), layers, "recompute", notes, swap)
         checkpoints, chunk = full, 1
         label = f"full recompute of {list(full)} layers per stage" if any(full) else "none"
+    select = cfg.get("select_recompute")
     if granularity == "selective":
         wanted = layers
+    elif isinstance(select, dict):
+        wanted = tuple(0 for _ in layers)  # operator patterns: memory/oppatterns.py
     else:
-        wanted = _per_stage(cfg.get("select_recompute"), layers, "select_recompute", notes, swap)
+        wanted = per_stage(select, layers, "select_recompute", notes, swap)
     selective = tuple(max(0, min(w, n - r)) for w, n, r in zip_strict(wanted, layers, full))
     if any(selective):
         notes.assume("selective recompute: attention core only (Megatron's core_attention)")
@@ -160,7 +163,7 @@ def _megatron_full(
     return layers, checkpoints, n, f"full recompute, uniform, {n} layer(s) per checkpoint"
 
 
-def _per_stage(
+def per_stage(
     raw: object, layers: tuple[int, ...], name: str, notes: Notes, swap: bool = False
 ) -> tuple[int, ...]:
     """MindFormers per-stage counts: bool, int, list[pp], list[vpp][pp] or op-pattern dict;
@@ -171,11 +174,11 @@ def _per_stage(
         return tuple(0 for _ in layers)
     if isinstance(raw, dict):
         notes.assume(f"{name} op patterns: taken as whole-layer counts (unvalidated)")
-        per_pattern = [_per_stage(v, layers, name, notes, swap) for v in raw.values()]
+        per_pattern = [per_stage(v, layers, name, notes, swap) for v in raw.values()]
         zeros = tuple(0 for _ in layers)
         return tuple(max(c) for c in zip_strict(*per_pattern)) if per_pattern else zeros
     if swap and isinstance(raw, (list, tuple)) and (indices := _int_list(list(raw))) is not None:
-        return _indices_per_stage(indices, layers)
+        return _indicesper_stage(indices, layers)
     counts = _stage_counts(raw, len(layers))
     if counts is None:
         notes.assume(f"{name} {raw!r}: taken as every layer (unvalidated)")
@@ -183,7 +186,7 @@ def _per_stage(
     return tuple(max(0, min(c, n)) for c, n in zip_strict(counts, layers))
 
 
-def _indices_per_stage(indices: list[int], layers: tuple[int, ...]) -> tuple[int, ...]:
+def _indicesper_stage(indices: list[int], layers: tuple[int, ...]) -> tuple[int, ...]:
     """How many of the given layer indices fall on each stage."""
     wanted, counts, start = set(indices), [], 0
     for n in layers:

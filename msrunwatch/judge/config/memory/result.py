@@ -43,6 +43,10 @@ class LayerTerms:
     """The last stage's fp32 logits path; None when the vocabulary is unknown."""
     act_fn_mib: float = 0.0
     """The activation function's output in one layer (what activation recompute frees)."""
+    moe_layer_mib: float | None = None
+    """One MoE layer, nothing recomputed (None for a dense model)."""
+    moe_selective_mib: float | None = None
+    """One MoE layer with its attention core recomputed."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,9 @@ class Estimate:
     """Batches are padded to their longest sample: the figures are an upper bound."""
     frozen_bytes: float | None = None
     """LoRA: bytes per frozen base parameter (its weight alone); None without LoRA."""
+    vocab_range: tuple[int, int] | None = None
+    """(low, high) when no vocabulary is known, not even the tokenizer's family: the first
+    and last stages are estimated at the high end, with a verdict only where both agree."""
 
     @property
     def covers(self) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from msrunwatch.judge.config.memory.features import Features
 from msrunwatch.judge.config.memory.inputs import Inputs
@@ -21,6 +21,8 @@ from msrunwatch.judge.config.memory.terms import (
     head_params,
     layer_params,
     linear_params,
+    moe_layer_params,
+    moe_linear_params,
 )
 
 
@@ -35,6 +37,8 @@ class Context:
     plan: Plan | None
     budget: float
     features: Features
+    op_freed: tuple[float, ...] = ()
+    """MindFormers select_recompute by operator pattern: MiB per micro-batch each stage frees."""
 
 
 def stage(i: int, ctx: Context) -> StageEstimate:
@@ -44,12 +48,14 @@ def stage(i: int, ctx: Context) -> StageEstimate:
     first, last = i == 0, i == inp.pp - 1
     embed = embedding_params(inp) if first else 0
     head = head_params(inp) if last else 0
-    params = _stage_params(layers, layer_params(inp), embed, head)
-    weights, grads_opt = _states_mib(layers, params, embed, head, ctx)
+    moe_layers = _moe_layers(i, ctx)
+    params, experts = _stage_params(layers, moe_layers, inp, embed, head)
+    weights, grads_opt = _states_mib(layers, moe_layers, params, ctx)
+    weights, grads_opt = _with_experts(weights, grads_opt, experts, ctx)
     if params is not None and layers is not None:
-        params += layers * adapter_params(inp, ctx.features.lora)
+        params += layers * adapter_params(inp, ctx.features.lora) + (experts or 0)
     flight = in_flight(i, inp) if layers is not None else None
-    act, recompute = _activations(i, layers, flight, ctx)
+    act, recompute = _activations(i, layers, flight, ctx, _mixed(ctx.terms, layers, moe_layers))
     backward = ctx.terms.backward_mib if ctx.terms else None
     ce = (ctx.terms.cross_entropy_mib if ctx.terms else None) if last else 0.0
     used, actual = _totals((weights, grads_opt, act, recompute, backward, ce))
@@ -77,17 +83,62 @@ def stage(i: int, ctx: Context) -> StageEstimate:
     )
 
 
+def _moe_layers(i: int, ctx: Context) -> int:
+    """How many of stage i's layers are MoE layers (layers taken in order, stage by stage)."""
+    if ctx.inp.moe is None or not ctx.layers:
+        return 0
+    return ctx.inp.moe.count(sum(ctx.layers[:i]), ctx.layers[i])
+
+
 def _stage_params(
-    layers: int | None, per_layer: int | None, embed: int | None, head: int | None
-) -> int | None:
-    """A stage's parameters, or None: a first/last stage without its vocab is unknown."""
+    layers: int | None, moe_layers: int, inp: Inputs, embed: int | None, head: int | None
+) -> tuple[int | None, int | None]:
+    """(a stage's parameters but the routed experts, the routed experts' parameters), or None
+    where unknown: a first/last stage without its vocab is unknown."""
+    per_layer = layer_params(inp)
     if layers is None or per_layer is None or embed is None or head is None:
-        return None
-    return layers * per_layer + embed + head
+        return None, None
+    if not moe_layers:
+        return layers * per_layer + embed + head, 0
+    moe = moe_layer_params(inp)
+    if moe is None:
+        return None, None
+    dense = layers - moe_layers
+    return dense * per_layer + moe_layers * moe[0] + embed + head, moe_layers * moe[1]
+
+
+def _with_experts(
+    weights: float | None, grads_opt: float | None, experts: int | None, ctx: Context
+) -> tuple[float | None, float | None]:
+    """Add the routed experts' states: their optimizer is sharded over the expert data-parallel
+    ranks, not over dp x cp."""
+    if weights is None or grads_opt is None or not experts or ctx.states is None:
+        return weights, grads_opt
+    frozen = ctx.states.frozen_linear or ctx.states.frozen_weight
+    if ctx.features.lora is not None and frozen is not None:
+        return weights + experts * frozen / MIB, grads_opt  # LoRA: the experts are frozen
+    held = ctx.states.experts or ctx.states.trainable
+    return (
+        weights + experts * held.weights / MIB,
+        grads_opt + experts * (held.gradients + held.optimizer) / MIB,
+    )
+
+
+def _mixed(terms: LayerTerms | None, layers: int | None, moe_layers: int) -> LayerTerms | None:
+    """The stage's per-layer terms, averaged over its dense and MoE layers."""
+    if terms is None or not moe_layers or not layers or terms.moe_layer_mib is None:
+        return terms
+    share = moe_layers / layers
+    selective = terms.moe_selective_mib or terms.moe_layer_mib
+    return replace(
+        terms,
+        layer_mib=terms.layer_mib + share * (terms.moe_layer_mib - terms.layer_mib),
+        selective_mib=terms.selective_mib + share * (selective - terms.selective_mib),
+    )
 
 
 def _states_mib(
-    layers: int | None, params: int | None, embed: int | None, head: int | None, ctx: Context
+    layers: int | None, moe_layers: int, params: int | None, ctx: Context
 ) -> tuple[float | None, float | None]:
     """(weights, gradients + optimizer) in MiB; with LoRA the frozen base holds weights only."""
     states, lora = ctx.states, ctx.features.lora
@@ -96,7 +147,8 @@ def _states_mib(
     t = states.trainable
     if lora is None or states.frozen_weight is None:
         return params * t.weights / MIB, params * (t.gradients + t.optimizer) / MIB
-    linear = layers * (linear_params(ctx.inp) or 0)
+    dense = (layers - moe_layers) * (linear_params(ctx.inp) or 0)
+    linear = dense + moe_layers * (moe_linear_params(ctx.inp) or 0)
     other = params - linear
     frozen_linear = states.frozen_linear or states.frozen_weight
     adapters = layers * adapter_params(ctx.inp, lora)
@@ -113,19 +165,21 @@ def _floor(weights: float | None, grads_opt: float | None, ctx: Context) -> floa
 
 
 def _activations(
-    i: int, layers: int | None, in_flight: float | None, ctx: Context
+    i: int, layers: int | None, in_flight: float | None, ctx: Context, t: LayerTerms | None
 ) -> tuple[float | None, float | None]:
-    """(kept activations, recompute transient) in MiB for stage i.
+    """(kept activations, recompute transient) in MiB for stage i, from its per-layer terms.
 
     The peak is at the start of the oldest micro-batch's backward: n_i micro-batches
     kept. Re-running a recomputed chunk adds chunk*A once the layers after it are freed.
     """
-    t, plan = ctx.terms, ctx.plan
+    plan = ctx.plan
     if t is None or plan is None or layers is None or in_flight is None:
         return None, None
     full, sel = plan.full[i], plan.selective[i]
     plain = layers - full - sel
     kept = plan.checkpoints[i] * t.checkpoint_mib + sel * t.selective_mib + plain * t.layer_mib
+    if ctx.op_freed:
+        kept = max(plan.checkpoints[i] * t.checkpoint_mib, kept - ctx.op_freed[i])
     rerun = min(plan.chunk, full) * t.layer_mib - sel * t.selective_mib - plain * t.layer_mib
     core = (t.layer_mib - t.selective_mib) if sel else 0.0
     return in_flight * kept, max(0.0, rerun if full else 0.0, core)

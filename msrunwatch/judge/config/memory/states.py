@@ -39,6 +39,9 @@ class States:
     """LoRA: a frozen base parameter's bytes (its weight alone); None without LoRA."""
     frozen_linear: float | None = None
     """QLoRA: a frozen base linear weight's bytes (4-bit); else as frozen_weight."""
+    experts: StateBytes | None = None
+    """MoE: a routed expert parameter's bytes (its optimizer sharded over the expert
+    data-parallel ranks); None for a dense model."""
 
 
 def states(cfg: TrainingConfig, inp: Inputs, lora: bool, qlora: bool, notes: Notes) -> States:
@@ -47,14 +50,38 @@ def states(cfg: TrainingConfig, inp: Inputs, lora: bool, qlora: bool, notes: Not
         trainable, weight = _mindformers(cfg, inp, notes)
     else:
         trainable, weight = _megatron(inp, notes), MEGATRON_BYTES[inp.dtype][0]
+    experts = _experts(cfg, inp, trainable, notes) if inp.moe is not None else None
     if not lora:
-        return States(trainable)
+        return States(trainable, experts=experts)
     notes.assume(f"LoRA: frozen base weights {weight:g} B/param, no gradients or optimizer states")
     linear = weight
     if qlora:
         linear = NF4_BYTES
         notes.assume(f"QLoRA: frozen base linear weights 4-bit, {NF4_BYTES:g} B/param with scales")
-    return States(trainable, weight, linear)
+    return States(trainable, weight, linear, experts)
+
+
+def _experts(cfg: TrainingConfig, inp: Inputs, dense: StateBytes, notes: Notes) -> StateBytes:
+    """Expert parameters: their replicas are the expert data-parallel ranks, dp x cp x tp /
+    (EP x ETP); the distributed (parallel) optimizer shards their states over those instead."""
+    moe = inp.moe
+    assert moe is not None
+    edp = max(1, inp.dp * inp.cp * inp.tp // (moe.ep * moe.etp))
+    if not inp.distributed_optimizer:
+        return dense
+    if inp.framework == "mindformers":
+        sliced = _shard(cfg, inp, Notes())
+        over = min(sliced, edp)
+        notes.assume(f"parallel optimizer: expert params and states sliced by {over}")
+        grads = (
+            dense.gradients * sliced / over
+            if cfg.get("gradient_accumulation_shard")
+            else (dense.gradients)
+        )
+        return StateBytes(dense.weights * sliced / over, grads, dense.optimizer * sliced / over)
+    whole_optimizer = dense.optimizer * inp.dp * inp.cp
+    notes.assume(f"expert optimizer states sharded over expert data parallel {edp}")
+    return StateBytes(dense.weights, dense.gradients, whole_optimizer / edp)
 
 
 def _megatron(inp: Inputs, notes: Notes) -> StateBytes:

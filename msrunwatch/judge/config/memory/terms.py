@@ -5,6 +5,13 @@ from __future__ import annotations
 from msrunwatch.judge.config.memory.features import LoRA
 from msrunwatch.judge.config.memory.inputs import Inputs
 from msrunwatch.judge.config.memory.layout import ceil_div
+from msrunwatch.judge.config.memory.mla import mla_bytes, mla_params
+from msrunwatch.judge.config.memory.moe import (
+    dispatch_bytes,
+    expert_params,
+    moe_mlp_bytes,
+    shared_params,
+)
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.judge.config.memory.result import MIB, LayerTerms
 
@@ -21,20 +28,48 @@ def _shape(inp: Inputs) -> tuple[int, int, int, int, int] | None:
 
 
 def layer_params(inp: Inputs) -> int | None:
-    """One layer's parameters on a rank: TP-sharded matrices, replicated RMSNorms."""
+    """One dense layer's parameters on a rank: TP-sharded matrices, replicated RMSNorms."""
     linear = linear_params(inp)
     return None if linear is None or inp.hidden is None else linear + 2 * inp.hidden
 
 
+def moe_layer_params(inp: Inputs) -> tuple[int, int] | None:
+    """One MoE layer on a rank: (attention, norms, shared experts and router; routed experts)."""
+    shape = _shape(inp)
+    if shape is None or inp.moe is None:
+        return None
+    h = shape[0]
+    attention = _attention_params(inp, shape)
+    shared = shared_params(h, inp.moe, inp.swiglu, inp.tp)
+    return attention + 2 * h + shared, expert_params(h, inp.moe, inp.swiglu)
+
+
+def moe_linear_params(inp: Inputs) -> int | None:
+    """One MoE layer's linear weights on a rank but the routed experts: attention and shared
+    experts (what QLoRA quantizes besides the experts)."""
+    shape = _shape(inp)
+    if shape is None or inp.moe is None:
+        return None
+    shared = ceil_div((3 if inp.swiglu else 2) * shape[0] * inp.moe.shared_ffn, inp.tp)
+    return _attention_params(inp, shape) + shared
+
+
 def linear_params(inp: Inputs) -> int | None:
-    """One layer's linear weights on a rank (what QLoRA quantizes)."""
+    """One dense layer's linear weights on a rank (what QLoRA quantizes)."""
     shape = _shape(inp)
     if shape is None:
         return None
-    h, a, g, d, f = shape
+    h, f = shape[0], shape[4]
+    return _attention_params(inp, shape) + ceil_div((3 if inp.swiglu else 2) * h * f, inp.tp)
+
+
+def _attention_params(inp: Inputs, shape: tuple[int, int, int, int, int]) -> int:
+    """The attention's weights on a rank (QKV with its bias, output; or MLA's)."""
+    h, a, g, d, _ = shape
+    if inp.mla is not None:
+        return mla_params(h, a, inp.mla, inp.tp)
     qkv = h * (a * d + 2 * g * d) + ((a * d + 2 * g * d) if inp.qkv_bias else 0)
-    sharded = qkv + a * d * h + (3 if inp.swiglu else 2) * h * f
-    return ceil_div(sharded, inp.tp)
+    return ceil_div(qkv + a * d * h, inp.tp)
 
 
 def adapter_params(inp: Inputs, lora: LoRA | None) -> int:
@@ -83,19 +118,37 @@ def layer_terms(inp: Inputs, notes: Notes) -> LayerTerms | None:
     mlp, act_fn = _mlp(inp, f)
     core = _attention_core(inp, a, notes)
     masks = 2 * h if inp.hidden_dropout > 0 else 0
-    kept = (8 * h + 8 + masks) / sp_div + (4 * a * d + 4 * g * d) / inp.tp + mlp + core
+    qkv = (4 * a * d + 4 * g * d) / inp.tp if inp.mla is None else mla_bytes(a, inp.mla, inp.tp)
+    attention = (8 * h + 8 + masks) / sp_div + qkv + core
     freed = act_fn if inp.act_recompute else 0.0
+    kept = attention + mlp - freed
     ce = None if inp.vocab is None else 6 * tokens * inp.vocab / inp.tp / MIB
     _note_activation_assumptions(inp, notes)
     grads = (6 if inp.swiglu else 4) * f / inp.tp
+    moe = _moe_terms(inp, h, attention, core, tokens)
     return LayerTerms(
-        layer_mib=tokens * (kept - freed) / MIB,
-        selective_mib=tokens * (kept - core - freed) / MIB,
+        layer_mib=tokens * kept / MIB,
+        selective_mib=tokens * (kept - core) / MIB,
         checkpoint_mib=tokens * 2 * h / sp_div / MIB,
-        backward_mib=tokens * (grads + 2 * h) / MIB,
+        backward_mib=tokens * (grads + 2 * h) / MIB + moe[2],
         cross_entropy_mib=ce,
         act_fn_mib=tokens * act_fn / MIB,
+        moe_layer_mib=moe[0],
+        moe_selective_mib=moe[1],
     )
+
+
+def _moe_terms(
+    inp: Inputs, h: int, attention: float, core: float, tokens: float
+) -> tuple[float | None, float | None, float]:
+    """(MoE layer kept, MoE layer with the attention core recomputed, dispatch transient) MiB."""
+    moe = inp.moe
+    if moe is None:
+        return None, None, 0.0
+    per_f = 4.0 if not inp.swiglu else (6.0 if inp.fused_swiglu else 8.0)
+    kept = attention + moe_mlp_bytes(h, moe, per_f, inp.tp, inp.sp)
+    buffers = dispatch_bytes(h, moe, inp.tp, inp.sp)
+    return tokens * kept / MIB, tokens * (kept - core) / MIB, tokens * buffers / MIB
 
 
 def _mlp(inp: Inputs, f: int) -> tuple[float, float]:

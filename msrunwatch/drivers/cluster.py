@@ -1,0 +1,126 @@
+"""`msrunwatch triage FACTS...`: one verdict over every node's facts.
+
+Facts files, directories of them and `-` may be mixed with log directories read here.
+The merge (read.nodefacts) puts every node on the scheduler's clock and keys processes by
+(host, pid); the judge is the one `triage DIR` runs. A node that sent nothing, or not all
+of its facts, is named with its ranks, and a run with such a node is never called healthy.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from msrunwatch.core.errors import InputError
+from msrunwatch.judge.context import Context
+from msrunwatch.judge.model import Report
+from msrunwatch.judge.verdict import judge
+from msrunwatch.read.facts import FileFacts
+from msrunwatch.read.nodefacts.merge import Merged, merge
+from msrunwatch.read.nodefacts.nodes import COMPLETE, collect
+from msrunwatch.read.nodefacts.reader import FactsReader, is_facts
+from msrunwatch.read.nodefacts.write import rules_digest
+from msrunwatch.read.runstate import assemble
+from msrunwatch.rules.model import Rule
+
+FACTS_NAMES = (".facts.jsonl", ".facts.jsonl.gz", ".jsonl", ".jsonl.gz")
+SNIFF = 64 << 10
+DEFAULT_TOLERANCE = 1.0
+"""Seconds two nodes' clocks may differ when the logs cannot measure it (NTP's usual
+bound on a managed cluster)."""
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(SNIFF)
+    except OSError:
+        return b""
+    if path.name.endswith(".gz"):
+        import gzip
+        import zlib
+
+        try:
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF)
+        except (zlib.error, gzip.BadGzipFile):
+            return b""
+    return head
+
+
+def facts_files(target: str) -> list[str] | None:
+    """The facts files a target names (a facts file, or a directory holding some at its
+    top), None when it holds none (then it is read as logs)."""
+    path = Path(target)
+    if path.is_file():
+        return [target] if is_facts(_head(path)) else None
+    if not path.is_dir():
+        return None
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return None
+    found = [str(path / n) for n in names if n.endswith(FACTS_NAMES) and (path / n).is_file()]
+    found = [f for f in found if is_facts(_head(Path(f)))]
+    return found or None
+
+
+def has_facts(targets: Sequence[str]) -> bool:
+    return any(facts_files(t) is not None for t in targets)
+
+
+def read_targets(targets: Sequence[str]) -> tuple[FactsReader, list[str], list[str]]:
+    """Facts read from every facts target; the other targets (log directories); what
+    could not be read."""
+    reader = FactsReader()
+    logs, failed = [], []
+    for target in targets:
+        found = facts_files(target)
+        if found is None:
+            logs.append(target)
+            continue
+        for path in found:
+            try:
+                reader.read_path(path)
+            except OSError as exc:
+                failed.append(f"could not read {path}: {exc.strerror or exc}")
+    return reader, logs, failed
+
+
+def merged(
+    targets: Sequence[str],
+    rules: Sequence[Rule],
+    local: Sequence[FileFacts],
+    reader: FactsReader,
+    tolerance: float,
+) -> Merged:
+    collected = collect(reader.streams.values())
+    if not collected.nodes and not local:
+        shown = "; ".join(reader.problems.lines()[:2]) or "no facts records"
+        raise InputError(f"no facts could be read from {', '.join(targets)}: {shown}")
+    return merge(collected, local, tolerance, rules_digest(rules))
+
+
+def judged(
+    log_dirs: Sequence[str],
+    rules: Sequence[Rule],
+    view: Merged,
+    notes: Sequence[str],
+    ctx: Context | None,
+) -> Report:
+    """The same judge as `triage DIR`, over every node, with what only a cluster knows."""
+    run = assemble(log_dirs, view.files)
+    ctx = replace(ctx or Context(), clocks=view.clock_errors, blind=view.blind)
+    partial = [f"{w}" for f in view.files for w in f.warnings]
+    warnings = [*notes, *view.warnings, *run.warnings, *partial]
+    report = judge(run, rules, warnings, ctx)
+    incomplete = any(n.state != COMPLETE for n in view.nodes)
+    outcome = "unknown" if report.outcome == "ok" and incomplete else report.outcome
+    return replace(
+        report,
+        outcome=outcome,
+        nodes=view.nodes,
+        clocks=view.dir_clocks,
+        clock_reference=view.reference,
+    )

@@ -1,0 +1,274 @@
+"""`msrunwatch facts` on each node, `msrunwatch triage` over all the facts: the same verdict
+as triage of the logs themselves, and the cluster scenarios of bench/ at a small size."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from msrunwatch.drivers.facts import stream_lines
+from msrunwatch.drivers.triage import triage
+from msrunwatch.judge.model import Report
+from msrunwatch.rules.model import Rule
+from tests.support import FIXTURES, ROOT
+
+SCENARIOS = sorted(
+    p.parent
+    for p in FIXTURES.glob("*/expected.yaml")
+    if not p.parent.name.startswith("public") and (p.parent / "msrun_log").is_dir()
+)
+MSRUNWATCH = [sys.executable, "-m", "msrunwatch"]
+
+
+def verdict(report: Report) -> tuple[object, ...]:
+    cause = report.root_cause
+    statuses = tuple((r.rank, r.status.value, r.exit_code) for r in report.ranks)
+    return (
+        report.outcome,
+        cause and cause.ranks,
+        cause and cause.category,
+        cause and cause.rule,
+        statuses,
+        tuple((f.rule, f.role, f.ranks) for f in report.findings),
+    )
+
+
+def facts_file(
+    folder: Path, out: Path, host: str, rules: list[Rule], consoles: tuple[str, ...] = ()
+) -> Path:
+    lines, _, _ = stream_lines([str(folder)], rules, host, None, consoles)
+    out.write_text("".join(line + "\n" for line in lines))
+    return out
+
+
+@pytest.mark.parametrize("folder", SCENARIOS, ids=lambda p: p.name)
+def test_facts_of_one_node_give_its_triage(folder: Path, rules: list[Rule], tmp_path: Path) -> None:
+    """The facts path against the logs path, on every real and synthetic run: the same
+    outcome, root cause, statuses and findings."""
+    consoles = tuple(str(p) for p in folder.glob("msrun_console.txt"))
+    plain = triage([str(folder / "msrun_log")], rules, consoles)
+    facts = facts_file(folder / "msrun_log", tmp_path / "n.facts.jsonl", "n0", rules, consoles)
+    merged = triage([str(facts)], rules)
+    assert verdict(merged) == verdict(plain)
+    assert [n.state for n in merged.nodes] == ["complete"]
+
+
+@pytest.mark.parametrize("name", ["cpu_2nodes_noderank_ok", "synth_multinode_no_node_rank"])
+def test_facts_of_each_node_give_the_multi_node_triage(
+    name: str, rules: list[Rule], tmp_path: Path
+) -> None:
+    base = FIXTURES / name
+    nodes = sorted(base.glob("node*/msrun_log"))
+    consoles = [str(base / f"{n.parent.name}_console.txt") for n in nodes]
+    plain = triage([str(n) for n in nodes], rules, consoles)
+    for node, console in zip(nodes, consoles):
+        host = f"ascend-{node.parent.name}"
+        facts_file(node, tmp_path / f"{host}.facts.jsonl", host, rules, (console,))
+    merged = triage([str(tmp_path)], rules)
+    assert verdict(merged) == verdict(plain)
+    assert [n.state for n in merged.nodes] == ["complete", "complete"]
+
+
+def _bench(name: str) -> ModuleType:
+    sys.path.insert(0, str(ROOT / "bench"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every cluster scenario of bench/cluster_scenarios.py, 6 nodes x 2 ranks."""
+    sim = _bench("cluster_scenarios")
+    top = tmp_path_factory.mktemp("sim")
+    shape = sim.Shape(6, 2)
+    rules = sim._rules()
+    for name, build in sim.SCENARIOS.items():
+        if name == "hostile-facts":
+            sim.hostile_facts(top / name, shape, rules, count=20_000)
+        else:
+            build(top / name, shape, rules)
+    return top
+
+
+SIMULATED = [
+    "hang", "two-faults", "two-faults-no-scheduler", "oom-hccl", "node-lost", "never-joined",
+    "no-node-rank", "container-pids", "healthy", "shared-shard", "faulty-facts",
+    "hostile-facts", "prefixes",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SIMULATED)
+def test_each_cluster_scenario_is_right(simulated: Path, name: str) -> None:
+    bench = _bench("bench_cluster")
+    ok, said, report, *_ = bench.verdict(simulated / name)
+    assert ok, said
+    if name == "healthy":
+        assert not [f for f in report["findings"] if f["severity"] == "error"]
+
+
+@pytest.mark.parametrize(
+    "name", ["hang", "two-faults", "no-node-rank", "shared-shard", "faulty-facts"]
+)
+def test_every_registered_node_gets_an_interval_holding_its_true_offset(
+    simulated: Path, name: str
+) -> None:
+    bench = _bench("bench_cluster")
+    total, inside, _, _ = bench.clock_check(simulated / name)
+    assert total >= 5 and inside == total
+
+
+def test_the_two_faults_without_clocks_are_a_tie_said_so(simulated: Path) -> None:
+    out = subprocess.run(
+        [*MSRUNWATCH, "triage", str(simulated / "two-faults-no-scheduler" / "facts")],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert "within the clock uncertainty (±1,000 ms): their order is not known" in out.stdout
+
+
+def test_a_lost_node_is_named_with_its_ranks_and_never_blamed_as_silent(simulated: Path) -> None:
+    out = subprocess.run(
+        [*MSRUNWATCH, "triage", str(simulated / "node-lost" / "facts"), "--format", "json"],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    report = json.loads(out.stdout)
+    missing = [n for n in report["nodes"] if n["state"] == "missing"]
+    assert [(n["host"], n["ranks"]) for n in missing] == [("node-003", [6, 7])]
+    assert report["root_cause"]["rule"] == "cause-not-in-logs"
+    assert report["root_cause"]["ranks"] == [6, 7]
+    assert any("node-003 (ranks 6-7): missing" in w for w in report["warnings"])
+
+
+def test_a_healthy_run_with_a_node_missing_is_never_ok(simulated: Path, tmp_path: Path) -> None:
+    facts = sorted((simulated / "healthy" / "facts").glob("*.facts.jsonl"))
+    for path in facts[:-1]:
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    out = subprocess.run(
+        [*MSRUNWATCH, "triage", str(tmp_path), "--format", "json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    report = json.loads(out.stdout)
+    assert report["outcome"] == "unknown" and out.returncode == 0
+    assert [n["host"] for n in report["nodes"] if n["state"] == "missing"] == ["node-005"]
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MSRUNWATCH, *args], capture_output=True, text=True, cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+NODE0 = FIXTURES / "cpu_2nodes_noderank_ok" / "node0" / "msrun_log"
+
+
+def test_facts_to_a_directory_names_the_file_on_the_node(tmp_path: Path) -> None:
+    out = run("facts", str(NODE0), "-o", f"{tmp_path}/", env={"MSRUNWATCH_HOST": "gpu-17"})
+    assert out.returncode == 0, out.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["gpu-17.facts.jsonl"]
+    first = json.loads((tmp_path / "gpu-17.facts.jsonl").read_text().splitlines()[0])
+    assert first["kind"] == "node" and first["host"] == "gpu-17"
+
+
+def test_facts_expands_host_in_a_file_name(tmp_path: Path) -> None:
+    out = run("facts", str(NODE0), "--host", "n9", "-o", str(tmp_path / "{host}.jsonl"))
+    assert out.returncode == 0 and (tmp_path / "n9.jsonl").is_file()
+
+
+def test_facts_never_writes_into_a_log_directory_it_reads(tmp_path: Path) -> None:
+    logs = tmp_path / "msrun_log"
+    logs.mkdir()
+    (logs / "worker_0.log").write_bytes(next(NODE0.glob("worker_0.log")).read_bytes())
+    out = run("facts", str(logs), "-o", f"{logs}/")
+    assert out.returncode == 2 and "never writes there" in out.stderr
+    assert [p.name for p in logs.iterdir()] == ["worker_0.log"]
+
+
+def test_facts_of_nothing_exits_2_and_still_tells_the_merge(tmp_path: Path) -> None:
+    out = run("facts", str(tmp_path / "none"), "--host", "n3", "-o", "-")
+    assert out.returncode == 2 and "no log could be read" in out.stderr
+    kinds = [json.loads(line)["kind"] for line in out.stdout.splitlines()]
+    assert kinds == ["node", "end"]
+    assert "no msrun logs found" in out.stdout or "no such" in out.stdout or "none" in out.stdout
+
+
+def test_shards_of_one_directory_read_every_file_once(tmp_path: Path) -> None:
+    folder = FIXTURES / "cpu_dp4_hang_rank2_allreduce_timeout" / "msrun_log"
+    paths = []
+    for k in range(3):
+        out = run(
+            "facts", str(folder), "--shard", f"{k}/3", "--host", f"h{k}", "-o", f"{tmp_path}/"
+        )
+        assert out.returncode == 0, out.stderr
+    for path in tmp_path.iterdir():
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            if record["kind"] == "file":
+                paths.append(record["facts"]["path"])
+    assert sorted(paths) == sorted(p.name for p in folder.iterdir())
+    plain = json.loads(run("triage", str(folder), "--format", "json").stdout)
+    merged = json.loads(run("triage", str(tmp_path), "--format", "json").stdout)
+    assert merged["root_cause"]["ranks"] == plain["root_cause"]["ranks"] == [2]
+    assert [n["state"] for n in merged["nodes"]] == ["complete"]
+
+
+def test_a_bad_shard_is_a_usage_error() -> None:
+    out = run("facts", str(NODE0), "--shard", "3/3")
+    assert out.returncode == 2 and "K/N" in out.stderr
+
+
+def test_triage_of_facts_on_standard_input(tmp_path: Path) -> None:
+    facts = run("facts", str(NODE0), "--host", "n0", "-o", "-").stdout
+    out = subprocess.run(
+        [*MSRUNWATCH, "triage", "-", "--format", "json"],
+        input=facts,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    report = json.loads(out.stdout)
+    assert [n["host"] for n in report["nodes"]] == ["n0"]
+
+
+def test_nothing_readable_in_facts_is_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "x.facts.jsonl"
+    bad.write_text('{"kind":"node","schema":1,"host":"h","stream":"s"}\n{"kind":"file", broken\n')
+    out = run("triage", str(bad))
+    assert (
+        out.returncode == 2
+        and out.stderr.count("\n") == 1
+        and "no facts could be read" in out.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["cpu_dp2_oom_alloc_failed", "cpu_dp4_hang_rank2_allreduce_timeout"]
+)
+def test_evidence_lines_are_the_files_own_numbered_lines(name: str) -> None:
+    folder = FIXTURES / name / "msrun_log"
+    out = run("facts", str(folder), "--evidence", "--host", "n", "-o", "-")
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    paths = {r["fid"]: r["facts"]["path"] for r in records if r["kind"] == "file"}
+    shown = [r for r in records if r["kind"] == "evidence"]
+    assert len(shown) >= 2
+    for record in shown:
+        text = (folder / paths[record["fid"]]).read_bytes().decode(errors="replace").split("\n")
+        assert sum(len(t) + 8 for _, t in record["lines"]) <= 8 << 10
+        for number, line in record["lines"]:
+            assert line == text[number - 1].rstrip("\r")[:400], (paths[record["fid"]], number)
