@@ -117,3 +117,15 @@ def test_an_error_naming_a_gbk_path_is_valid_utf8(tmp_path: Path) -> None:
     assert done.returncode == 2
     err = shown(done.stderr)
     assert err.count("\n") == 1 and JOB_SHOWN in err
+
+
+def test_facts_of_a_gbk_named_log_are_utf8_and_triage(gbk_run: str, tmp_path: Path) -> None:
+    facts = tmp_path / "node.facts.jsonl"
+    done = run_cli("facts", gbk_run, "-o", str(facts), "--host", "node0")
+    assert done.returncode == 0, done.stderr
+    for line in shown(facts.read_bytes()).splitlines():
+        strict_json(line)
+    done = run_cli("triage", str(facts), "--format", "json")
+    assert done.returncode == 1, done.stderr
+    cause = strict_json(shown(done.stdout))["root_cause"]
+    assert cause["ranks"] == [1] and cause["file"] == f"{MEMORY_SHOWN}_1.log"
