@@ -23,6 +23,7 @@ from msrunwatch.core.fileio import open_regular
 from msrunwatch.core.heap import reuse_blocks_below
 from msrunwatch.core.stopping import become_worker, signals_held
 from msrunwatch.read.discover import LogFile
+from msrunwatch.read.encoding import Transcoder, note
 from msrunwatch.read.facts import FileFacts, FileRole
 from msrunwatch.read.pieces import Piece, Source, Torn, bounds, join, scan_piece
 from msrunwatch.read.scan import FileScanner
@@ -60,12 +61,16 @@ def scan_file(log: LogFile, matcher: LineMatcher) -> FileFacts:
     key = str(log.path)
     matcher.reading(key)
     notes: list[str] = []
+    transcoder = Transcoder(log.encoding) if log.encoding else None
     try:
         with open(open_regular(log.path), "rb", buffering=0) as fh:
             if log.identity not in (None, _identity(os.fstat(fh.fileno()))):
                 notes.append(f"{log.path}: replaced since it was listed; read as it is now")
             while chunk := fh.read(BLOCK):
-                scanner.feed(chunk)
+                scanner.feed(transcoder.feed(chunk) if transcoder else chunk)
+            if transcoder:
+                scanner.feed(transcoder.close())
+                notes.append(note(log.path, transcoder.codec))
     except OSError as exc:
         scanner.close()
         return replace(scanner.facts(), error=f"{log.path}: {exc.strerror or exc}")
@@ -104,7 +109,8 @@ def plan(files: Sequence[LogFile], workers: int) -> list[Task]:
     target = max(MIN_PIECE, total // (workers * PIECES_PER_WORKER))
     tasks: list[tuple[int, Task]] = []
     for index, log in enumerate(files):
-        count = log.size // target if log.role is FileRole.WORKER else 1
+        whole = log.role is not FileRole.WORKER or log.encoding is not None  # decoded in order
+        count = 1 if whole else log.size // target
         if count < 2:
             tasks.append((log.size, (index, None, 0)))
             continue

@@ -13,11 +13,13 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Optional
 
 from msrunwatch.core.compat import dataclass
 from msrunwatch.core.errors import InputError
 from msrunwatch.core.fileio import kind_of, read_head
 from msrunwatch.core.numbers import to_int
+from msrunwatch.read import encoding
 from msrunwatch.read.facts import FileRole
 
 Warnings = list[str]
@@ -90,6 +92,9 @@ class LogFile:
     identity: tuple[int, int] | None = None
     """(device, inode) of the file the path led to when listed: two paths to one file (a
     symlink, a hard link, a directory given twice) are read once."""
+    encoding: str | None = None
+    """The codec of a UTF-16 or UTF-32 log (read.encoding), decoded as it is read; None for
+    bytes read as they are."""
 
 
 def sniff(head: bytes) -> FileRole | None:
@@ -110,11 +115,13 @@ def sniff(head: bytes) -> FileRole | None:
     return FileRole.WORKER
 
 
-def _classify(
-    path: Path, parent_rank: int | None, warnings: Warnings
-) -> tuple[FileRole, int | None] | None:
-    """Role and rank hint of one file, or None to skip it (with a warning when it looked
-    like a log but is not a regular file or cannot be read)."""
+Classified = tuple[FileRole, Optional[int], Optional[str]]
+"""Role, rank hint, and the codec of a UTF-16 or UTF-32 log."""
+
+
+def _classify(path: Path, parent_rank: int | None, warnings: Warnings) -> Classified | None:
+    """Role, rank hint and encoding of one file, or None to skip it (with a warning when
+    it looked like a log but is not a regular file or cannot be read)."""
     name = path.name
     m = _WORKER_NAME.match(name)
     if m is None and _never_a_log(name):
@@ -124,17 +131,20 @@ def _classify(
     except OSError as exc:
         warnings.append(f"skipped {path}: {_why(exc)}")
         return None
+    codec = encoding.detect(head)
+    if codec is not None:
+        head = encoding.Transcoder(codec).feed(head)
     if name == "scheduler.log":
-        return FileRole.SCHEDULER, None
+        return FileRole.SCHEDULER, None, codec
     if m is not None:
         role = sniff(head) if head else FileRole.WORKER
-        return (role or FileRole.WORKER), to_int(m["rank"])
+        return (role or FileRole.WORKER), to_int(m["rank"]), codec
     if b"\x00" in head[:4096]:
         return None
     role = sniff(head)
     if role is None:
         return None
-    return role, parent_rank if role is FileRole.WORKER else None
+    return role, parent_rank if role is FileRole.WORKER else None, codec
 
 
 def _never_a_log(name: str) -> bool:
@@ -317,11 +327,11 @@ def log_file(
     classified = _classify(path, dir_rank, [] if warnings is None else warnings)
     if classified is None:
         return None
-    role, rank = classified
+    role, rank, codec = classified
     root = Path(target)
     rel = path.name if root.is_file() else path.relative_to(root).as_posix()
     size, identity = _size_and_identity(path)
-    return LogFile(path, rel, target, role, rank, size, identity)
+    return LogFile(path, rel, target, role, rank, size, identity, codec)
 
 
 def discover_target(target: str, warnings: Warnings | None = None) -> list[LogFile]:
@@ -351,7 +361,11 @@ def console_file(target: str) -> LogFile:
             f"{target}: " + (f"not a regular file ({kind})" if kind else "no such file")
         )
     size, identity = _size_and_identity(path)
-    return LogFile(path, path.name, str(path.parent), FileRole.CONSOLE, None, size, identity)
+    try:
+        codec = encoding.detect(read_head(path, encoding.PROBE))
+    except OSError:
+        codec = None  # reading it says why
+    return LogFile(path, path.name, str(path.parent), FileRole.CONSOLE, None, size, identity, codec)
 
 
 def file_size(path: Path) -> int:
