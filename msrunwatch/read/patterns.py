@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from msrunwatch.read.shortcuts import SWITCH
 from msrunwatch.rules.prefilter import required_literals
 
 
@@ -46,17 +47,20 @@ class Shape:
         return getattr(self, name)
 
     def could_match(self, text: str) -> bool:
-        """False when the text lacks every literal a match needs (most lines)."""
+        """False when the text lacks every literal a match needs (most lines); with the
+        shortcuts off (read.shortcuts), whether the regex matches."""
+        if not SWITCH.on:
+            return self.regex.search(text) is not None
         if self._one is not None:
             return self._one in text
         haystack = text.lower() if self.ignore_case else text
         return any(literal in haystack for literal in self.needs)
 
     def search(self, text: str) -> re.Match[str] | None:
-        return self.regex.search(text) if self.could_match(text) else None
+        return self.regex.search(text) if not SWITCH.on or self.could_match(text) else None
 
     def match(self, text: str) -> re.Match[str] | None:
-        return self.regex.match(text) if self.could_match(text) else None
+        return self.regex.match(text) if not SWITCH.on or self.could_match(text) else None
 
 
 def shapes() -> Iterator[tuple[str, Shape]]:
@@ -82,26 +86,36 @@ GLOG_HEADER = re.compile(
 """C++ (`pid,tid-hex,proc` then `func]`), Python (`pid:tid,MainProcess`, no func) and CANN
 (`HCCL(pid,python)`) lines."""
 
+# What a worker's log is read for, line by line (Extractor.line decides with the text
+# forms, the scanner picks lines out of whole blocks with the bytes forms: one source).
+_PASSED_OVER = r"\[(?:INFO|DEBUG)\] [A-Za-z_]+\(|\[PROF\]PreLaunchCommKernel "
+PASSED_OVER = re.compile(_PASSED_OVER)
+"""The start of a GLOG INFO/DEBUG line, or of the per-step `[PROF]PreLaunchCommKernel` timing
+(not a compile stage): a worker's log is not read for them unless they carry a marker
+(INFO_MARKER); faults are never logged at INFO."""
+_INFO_MARKERS = (r"\[PROF\](?!PreLaunchCommKernel )", r"compiling")
+INFO_MARKER = re.compile("|".join(_INFO_MARKERS))
+"""What makes such a line worth reading: compile stage timings and compile start/finish."""
+_BULK = r"epoch: [0-9]"
+BULK_TEXT = re.compile(_BULK)
+"""A LossMonitor line (`epoch: 1 step: 3, loss is 0.38`), one per step: a record of its own
+(see Extractor.progress_line), which the scanner reads in bulk."""
+
 # Bytes-level scanners: these run over whole blocks, so each has a literal core that
 # CPython's regex engine finds with a fast substring search.
-CANDIDATE_LINE = re.compile(
-    rb"\n(?!\[(?:INFO|DEBUG)\] [A-Za-z_]+\(|\[PROF\]PreLaunchCommKernel )[^\n]*"
-)
-"""Every line that is not a GLOG INFO/DEBUG line: the only lines faults are on. The
-per-step `[PROF]PreLaunchCommKernel` timing is left out too (it is not a compile stage);
-LossMonitor lines (BULK_LINE) are among them, and read in bulk (see FileScanner)."""
-NOT_CANDIDATE = re.compile(rb"\n(?:\[(?:INFO|DEBUG)\] [A-Za-z_]+\(|\[PROF\]PreLaunchCommKernel )")
+CANDIDATE_LINE = re.compile(rb"\n(?!" + _PASSED_OVER.encode() + rb")[^\n]*")
+"""Every line that is not PASSED_OVER: the only lines faults are on. LossMonitor lines
+(BULK_LINE) are among them, and read in bulk (see FileScanner)."""
+NOT_CANDIDATE = re.compile(rb"\n(?:" + _PASSED_OVER.encode() + rb")")
 """The lines CANDIDATE_LINE passes over: where a run of candidate lines ends."""
-LOSS_LINE_START = b"\nepoch: "
-"""LossMonitor lines (`epoch: 1 step: 3, loss is 0.38`), one per step: counted in C,
-and only the last few of each block parsed."""
-BULK_LINE = re.compile(rb"\nepoch: \d")
-"""LossMonitor lines, read in bulk: counted, and only the last few parsed."""
+BULK_LINE = re.compile(rb"\n" + _BULK.encode())
+"""LossMonitor lines (BULK_TEXT), read in bulk: the rules read each, progress only the last
+few of a block; the others are counted."""
 LOSS_BULK = re.compile(rb"\nepoch: (\d{1,18}),? step: (\d{1,18}), loss is ")
 """The epoch and step of a LossMonitor line that is counted but not parsed."""
 ANY_LINE = re.compile(rb"\n[^\n]*")
-INFO_MARKERS = (re.compile(rb"\[PROF\](?!PreLaunchCommKernel )"), re.compile(rb"compiling"))
-"""The INFO lines worth reading: compile stage timings and compile start/finish."""
+INFO_MARKERS = tuple(re.compile(marker.encode()) for marker in _INFO_MARKERS)
+"""The bytes forms of INFO_MARKER: the passed-over lines the scanner picks out to read."""
 HEADER_START = re.compile(rb"\n\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] [A-Za-z_]+\(\d+")
 
 # Memory summary block (un-prefixed lines after `... deinitialize success, statistics:`
@@ -246,6 +260,10 @@ class AnyOf:
         return exact | folded | {(p, False) for p in self._prefixes}
 
     def could_match(self, text: str) -> bool:
+        """False when a line can match none of the shapes; always True with the shortcuts
+        off (read.shortcuts): each shape's regex decides."""
+        if not SWITCH.on:
+            return True
         if self._exact is None:
             self._compile()
         assert self._exact is not None

@@ -12,8 +12,9 @@ from __future__ import annotations
 import bisect
 
 from msrunwatch.read import patterns as P
+from msrunwatch.read import shortcuts
 from msrunwatch.read.around import Around, header_time, time_before
-from msrunwatch.read.extract import Extractor
+from msrunwatch.read.extract import READ_WHOLE, Extractor
 from msrunwatch.read.facts import FileFacts, FileRole
 from msrunwatch.read.quiet import quiet_lines
 from msrunwatch.rules.matcher import LineMatcher
@@ -48,7 +49,8 @@ class FileScanner:
         cr: bool | None = None,
     ) -> None:
         self.extractor = Extractor(path, log_dir, role, matcher, rank_from_name)
-        self._all_lines = role in (FileRole.CONSOLE, FileRole.MSRUN, FileRole.SCHEDULER)
+        self._all_lines = role in READ_WHOLE or not shortcuts.enabled()
+        """Every line goes to Extractor.line (with the shortcuts off: see read.shortcuts)."""
         self._carry = b""
         self._lines = 0
         self._quiet = quiet_lines(matcher)
@@ -269,10 +271,11 @@ class FileScanner:
         return False
 
     def _progress_starts(self, buf: bytes, starts: list[int]) -> list[int]:
-        """Starts of the LossMonitor lines to parse; the others are only counted, and their
-        epochs noted. The ones parsed are the last ones of the block back to the 16th
-        positive interval between them (the cadence is the median of the last 16), or all of
-        them: so the cadence is the same however the file is cut into blocks or pieces."""
+        """Starts of the LossMonitor lines to parse for progress; the others are only
+        counted, and their epochs noted (the rules read them all). The ones parsed are the
+        last ones of the block back to the 16th positive interval between them (the cadence
+        is the median of the last 16), or all of them: so the cadence is the same however
+        the file is cut into blocks or pieces."""
         if not starts:
             return []
         keep = _parsed_from(buf, starts)
@@ -287,16 +290,16 @@ class FileScanner:
         if not self.extractor.first_time_known:
             self.extractor.note_first_time(first_header_time(buf, 0, end))
         starts, epochs, quiet = self._starts(buf, end)
-        bulk = self._progress_starts(buf, epochs)
-        if bulk:
-            starts = sorted([*starts, *bulk])
-        chosen = set(bulk)
+        parsed = set(self._progress_starts(buf, epochs))
+        bulk = set(epochs)
+        if epochs:
+            starts = sorted([*starts, *epochs])
         self._at = self._lines, 1
         q = 0
         for start in starts:
             if q < len(quiet) and quiet[q][0] < start:
                 q = self._pass_quiet(buf, end, quiet, q, bisect.bisect_left(quiet, (start,), q))
-            self._read(buf, end, start, start in chosen)
+            self._read(buf, end, start, start in bulk, start in parsed)
         if q < len(quiet):
             self._pass_quiet(buf, end, quiet, q, len(quiet))
         lineno, counted = self._at
@@ -318,15 +321,18 @@ class FileScanner:
                 self._at = lineno, final
                 extractor.quiet_lines(count + sum(r[2] for r in quiet[i + 1 : stop]), lineno + 1)
                 break
-            self._read(buf, end, start, False)
+            self._read(buf, end, start)
             if count == 1:
                 i += 1
             else:
                 quiet[i] = (buf.find(b"\n", start) + 1, last, count - 1, newline)
         return stop
 
-    def _read(self, buf: bytes, end: int, start: int, progress: bool) -> None:
-        """Parse the line starting at buf[start]."""
+    def _read(
+        self, buf: bytes, end: int, start: int, bulk: bool = False, parse: bool = False
+    ) -> None:
+        """Parse the line starting at buf[start]; `bulk`: a LossMonitor line, read for
+        progress only when `parse` (see _progress_starts)."""
         lineno, counted = self._at
         lineno += buf.count(b"\n", counted, start)
         self._at = lineno, start
@@ -335,10 +341,10 @@ class FileScanner:
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         text = self._decode(raw)
-        if progress:
-            self.extractor.progress_line(text, lineno + 1, Around(buf, start))
+        offset = self._offset + start - 1
+        if bulk:
+            self.extractor.progress_line(text, lineno + 1, Around(buf, start), offset, parse)
         else:
-            offset = self._offset + start - 1
             self.extractor.line(text, lineno + 1, offset, Around(buf, start))
 
     def _decode(self, raw: bytes) -> str:
