@@ -137,6 +137,17 @@ class Extractor:
             self._unprefixed(text, lineno, offset, around)
         self._last_line = lineno
 
+    def stage_line(self, pid: str, ts: str, stage: str, ms: str, lineno: int, start: int) -> None:
+        """A GLOG INFO line whose message is a compile stage's timing and holds nothing else
+        `_message` looks for (the scanner checked: P.STAGE_LINE, P.stage_only): what `line`
+        does with it, without reading it whole."""
+        self._traceback.reset()
+        when = self._header(ts, pid, lineno)
+        self._line_time = when or self._line_time
+        self._around, self._floor = None, start
+        self._compile.stage(stage, ms, when, lineno)
+        self._last_line = lineno
+
     def _unprefixed(self, text: str, lineno: int, offset: int, around: Around) -> None:
         """A line without a GLOG prefix: a print, a traceback, an exception's body."""
         if text.startswith(P.TRACEBACK_START) or lineno != self._last_line + 1:
@@ -238,8 +249,7 @@ class Extractor:
         self._around = around
         if parse and self._progress.feed(text, lineno, self.date):
             self._last_fault = None
-            progress = self._progress.progress
-            self._note_activity(progress.time if progress else None)
+            self._note_activity(self._progress.latest_time)
         self._rules(text, lineno, offset, None, False, kind="text")
 
     def skipped_progress(self, count: int, epochs: list[tuple[int, int]]) -> None:
@@ -338,7 +348,7 @@ class Extractor:
                 self._finished_line = lineno - 1  # the summary's INFO header was skipped
         elif self._progress.feed(text, lineno, self.date):
             self._last_fault = None
-            self._note_activity(self._progress.progress.time if self._progress.progress else None)
+            self._note_activity(self._progress.latest_time)
         elif m := P.MEGATRON_STAMP.search(text):
             self._note_activity(parse_iso(m["ts"]))
             if m["what"] == "before the start of training step":

@@ -10,6 +10,7 @@ triage and the appended bytes by the live watcher.
 from __future__ import annotations
 
 import bisect
+import re
 
 from msrunwatch.read import patterns as P
 from msrunwatch.read import shortcuts
@@ -65,6 +66,10 @@ class FileScanner:
         self._offset = offset
         """File offset of the first byte of the carry (a piece of a file starts further on;
         its lines are numbered from its start, see read.pieces)."""
+        self._stages: dict[int, re.Match[bytes]] = {}
+        """The compile stage lines of the block being read, by start (see _marked)."""
+        self._fast_stages = role is not FileRole.SCHEDULER
+        """The scheduler's messages are read for other facts (Extractor._scheduler)."""
 
     def feed(self, chunk: bytes) -> None:
         """Consume the next bytes of the file; an incomplete last line waits for more."""
@@ -194,14 +199,16 @@ class FileScanner:
         epochs: list[int] = []
         quiet: list[Quiet] = []
         is_quiet = self._quiet.quiet if self._quiet.pattern is not None else None
+        candidates, bulk = P.CANDIDATE_LINE.finditer, P.BULK_LINE.match
         streak, pos = 0, 0
         while pos < end:  # once more after each flood passed in bulk (see _run)
             resume = end
-            for m in P.CANDIDATE_LINE.finditer(buf, pos, end):
-                start, stop = m.start() + 1, m.end()
-                if P.BULK_LINE.match(buf, start - 1):
+            for m in candidates(buf, pos, end):
+                newline, stop = m.span()
+                start = newline + 1
+                if bulk(buf, newline):
                     epochs.append(start)
-                elif is_quiet is not None and is_quiet(m[0][1:]):
+                elif is_quiet is not None and is_quiet(buf[start:stop]):
                     if self._add_quiet(quiet, (start, start, 1, stop)):
                         streak += 1
                         if streak >= RUN_LINES:  # a flood of prints: the rest in bulk
@@ -212,13 +219,39 @@ class FileScanner:
                     starts.append(start)
                 streak = 0
             streak, pos = 0, resume
-        extra: set[int] = set()
-        for marker in P.INFO_MARKERS:
-            for m in marker.finditer(buf, 0, end):
-                extra.add(buf.rfind(b"\n", 0, m.start()) + 1)
+        extra = self._marked(buf, end)
         if extra:
             starts = sorted(extra.union(starts))
         return starts, epochs, quiet
+
+    def _marked(self, buf: bytes, end: int) -> set[int]:
+        """Starts of the INFO lines with a compile marker; those that are a compile stage's
+        timing and nothing else go to self._stages with their fields, to be read fast."""
+        found: set[int] = set()
+        stages = self._stages
+        stages.clear()
+        for index, marker in enumerate(P.INFO_MARKERS):
+            for m in marker.finditer(buf, 0, end):
+                start = buf.rfind(b"\n", 0, m.start()) + 1
+                if start in found:
+                    stages.pop(start, None)  # two markers: read it whole
+                    continue
+                found.add(start)
+                if index == 0 and self._fast_stages:
+                    stage = P.STAGE_LINE.match(buf, start)
+                    if stage is not None and self._only_stage(buf, stage, end):
+                        stages[start] = stage
+        return found
+
+    def _only_stage(self, buf: bytes, stage: re.Match[bytes], end: int) -> bool:
+        """The stage line `stage` matched is ASCII, not too long, and its message holds no
+        literal of another fact (P.stage_only)."""
+        start, msg = stage.start(), stage.start("msg")
+        stop = buf.find(b"\n", msg, end + 1)
+        stop = stop if stop != -1 else end
+        if stop - start > MAX_LINE or not buf[start:stop].isascii():
+            return False
+        return P.stage_only().search(buf, msg, stop) is None
 
     def _run(
         self,
@@ -303,7 +336,7 @@ class FileScanner:
         if q < len(quiet):
             self._pass_quiet(buf, end, quiet, q, len(quiet))
         lineno, counted = self._at
-        self._lines = lineno + buf.count(b"\n", counted, end + 1)
+        self._lines = lineno + P.newlines(buf, counted, end + 1)
         self._settle(buf, end)
         self.extractor.block_time = self._block_end_time(buf, end) or self.extractor.block_time
 
@@ -317,7 +350,7 @@ class FileScanner:
             if extractor.at_rest():
                 lineno, counted = self._at
                 final = quiet[stop - 1][1]
-                lineno += buf.count(b"\n", counted, final)
+                lineno += P.newlines(buf, counted, final)
                 self._at = lineno, final
                 extractor.quiet_lines(count + sum(r[2] for r in quiet[i + 1 : stop]), lineno + 1)
                 break
@@ -334,8 +367,13 @@ class FileScanner:
         """Parse the line starting at buf[start]; `bulk`: a LossMonitor line, read for
         progress only when `parse` (see _progress_starts)."""
         lineno, counted = self._at
-        lineno += buf.count(b"\n", counted, start)
+        lineno += P.newlines(buf, counted, start)
         self._at = lineno, start
+        stage = self._stages.pop(start, None)
+        if stage is not None:
+            pid, ts, _, name, ms = (g.decode("ascii") for g in stage.groups())
+            self.extractor.stage_line(pid, ts, name, ms, lineno + 1, start)
+            return
         stop = buf.find(b"\n", start, end + 1)
         raw = buf[start : stop if stop != -1 else end]
         if raw.endswith(b"\r"):

@@ -148,6 +148,11 @@ def anchored_rules_start_nowhere(patch: pytest.MonkeyPatch) -> None:
     )
 
 
+def stage_lines_read_fast_lose_their_stage(patch: pytest.MonkeyPatch) -> None:
+    """A compile stage's timing read from the bytes (FileScanner._marked) adds nothing."""
+    patch.setattr(extract.Extractor, "stage_line", lambda self, *args: None)
+
+
 def no_bulk_progress_parsed(patch: pytest.MonkeyPatch) -> None:
     """Of the LossMonitor lines read in bulk, none is parsed for progress."""
     patch.setattr(scan, "_parsed_from", lambda buf, starts: len(starts))
@@ -169,6 +174,7 @@ SABOTAGES: dict[str, Sabotage] = {
         remembered_lines_forget_their_rules,
         remembered_outcomes_forget_their_rules,
         anchored_rules_start_nowhere,
+        stage_lines_read_fast_lose_their_stage,
     )
 }
 
