@@ -10,6 +10,7 @@ build on this one; read.extract puts them together.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from msrunwatch.read import shortcuts
@@ -42,6 +43,9 @@ class Records:
         self._finished_line: int | None = None
         self._activity: float | None = None
         self._hits: dict[HitKey, Hit] = {}
+        self._repeats: Counter[HitKey] = Counter()
+        """How many more times each finding was met after its first line (counted here, not
+        in the Hit: a flood of one message made a new Hit per line)."""
         self._last_line = 0
         self._line_time: float | None = None
         """The time of the last line dated (its own, or the GLOG line before it)."""
@@ -151,10 +155,11 @@ class Records:
                 continue
             if not exact:
                 when = self.date()
+            if found.rule.fallback and self._record_specific:
+                continue  # a specific rule fired on the record: no fallback finding stands
             hit = _hit(found, text, lineno, offset, when, exact)
             if found.rule.fallback:
-                if not self._record_specific:
-                    self._pending.append(hit)
+                self._pending.append(hit)
             else:
                 self._record_specific = True
                 self._pending.clear()
@@ -162,9 +167,8 @@ class Records:
 
     def _keep(self, hit: Hit) -> None:
         key = hit_key(hit)
-        old = self._hits.get(key)
-        if old is not None:
-            self._hits[key] = replace(old, count=old.count + 1)
+        if key in self._hits:
+            self._repeats[key] += 1
         elif len(self._hits) < MAX_DISTINCT_HITS:
             self._hits[key] = hit
             if not hit.time_exact and key not in self._settled:
@@ -193,17 +197,22 @@ class Records:
     def _absorb_hits(self, later: Records, shift: int) -> None:
         """The findings of a reader of the rest of the file (lines `shift` on)."""
         for key, hit in later._hits.items():
-            old = self._hits.get(key)
-            if old is not None:
-                self._hits[key] = replace(old, count=old.count + hit.count)
+            count = hit.count + later._repeats[key]
+            if key in self._hits:
+                self._repeats[key] += count
             elif len(self._hits) < MAX_DISTINCT_HITS:
-                self._hits[key] = replace(hit, line=hit.line + shift)
+                self._hits[key] = replace(hit, line=hit.line + shift, count=count)
         self._pending.extend(replace(h, line=h.line + shift) for h in later._pending)
 
     def _findings(self) -> tuple[Hit, ...]:
         """Every finding so far, the waiting fallback ones included, in line order."""
-        pending = {hit_key(h): h for h in self._pending}
-        hits = {**self._hits, **{k: v for k, v in pending.items() if k not in self._hits}}
+        repeats = self._repeats
+        hits = {
+            k: replace(h, count=h.count + repeats[k]) if k in repeats else h
+            for k, h in self._hits.items()
+        }
+        pending = {hit_key(h): h for h in self._pending}  # the last of a key stands
+        hits.update((k, h) for k, h in pending.items() if k not in hits)
         return tuple(sorted(hits.values(), key=lambda h: h.line))
 
 
