@@ -127,7 +127,8 @@ def test_the_headless_watcher_ends_its_hooks_on_sigterm(tmp_path: Path) -> None:
     hook = f'echo $$ > "$(mktemp -p {pids})"; exec sleep 300'
     events = tmp_path / "events.jsonl"
     proc = start(
-        "watch", str(OOM), "--headless", "--events", str(events), "--on-finding", hook
+        "watch", str(OOM), "--headless", "--events", str(events), "--on-every-finding",
+        "--on-finding", hook,
     )  # fmt: skip
     while len(list(pids.iterdir())) < 2 or any(p.stat().st_size == 0 for p in pids.iterdir()):
         assert proc.poll() is None
