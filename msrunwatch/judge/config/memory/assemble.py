@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from msrunwatch.judge.config.memory.budget import Degrees, usable
 from msrunwatch.judge.config.memory.features import Features, features
-from msrunwatch.judge.config.memory.inputs import Inputs, budget, read_inputs
+from msrunwatch.judge.config.memory.inputs import Inputs, read_inputs
 from msrunwatch.judge.config.memory.layout import per_stage, recompute_plan, split_layers
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.judge.config.memory.oppatterns import op_freed
@@ -22,7 +23,9 @@ def estimate(config: TrainingConfig) -> Estimate:
     notes = Notes()
     inp = read_inputs(config, notes)
     feats = features(config)
-    budget_mib, source = budget(config, budget_notes := Notes())
+    budget_notes = Notes()
+    card = usable(config, degrees_of(inp), budget_notes)
+    budget_mib, source = card.mib, card.source
     impossible = _impossible_pipeline(inp)
     if impossible is not None:
         notes.problem(impossible)
@@ -48,6 +51,12 @@ def estimate(config: TrainingConfig) -> Estimate:
         stages = _over_the_range(stages, ctx, Notes())
     notes.merge(budget_notes)  # last: the budget's notes concern no stage
     return _assemble(config, notes, source, stages, ctx)
+
+
+def degrees_of(inp: Inputs) -> Degrees:
+    """The degrees that decide the communicators, from the estimate's inputs."""
+    ep = inp.moe.ep if inp.moe is not None else 1
+    return Degrees(inp.dp * inp.tp * inp.pp * inp.cp, inp.tp, inp.dp, inp.cp, ep)
 
 
 def _over_the_range(
