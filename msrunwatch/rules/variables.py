@@ -378,6 +378,9 @@ CONFIG = {
     "variable_seq_lengths": "--variable-seq-lengths (batches padded to the longest sample)",
     "no_pad_to_seq_lengths": "--no-pad-to-seq-lengths (MindSpeed-LLM 2.3.0+: dynamic padding)",
     "reuse_fp32_param": "MindSpeed --reuse-fp32-param",
+    "seq_split_num": "MindFormers parallel_config.seq_split_num (sequence pipelining when > 1)",
+    "attn_mask_compression": "MindFormers use_attn_mask_compression (a 2048 x 2048 mask instead of "
+    "s x s)",
     "o2_gradient": "MindSpeed-LLM --o2-gradient (bf16 gradients)",
     "o2_optimizer": "MindSpeed-LLM --o2-optimizer (bf16 Adam states)",
     "fused_swiglu": "--use-fused-swiglu",

@@ -715,3 +715,54 @@ def test_o2_gradient_and_optimizer_take_what_mindspeed_llm_documents() -> None:
     plain = qwen(use_distributed_optimizer=True, world=8).state_bytes
     assert sharded is not None and plain is not None
     assert plain.optimizer - sharded.optimizer == pytest.approx(4 / 2)  # dp = 8 / (2 x 2)
+
+
+def _mf(**changes: Any) -> Estimate:
+    return qwen(framework="mindformers", attn_mask_compression=True, **changes)
+
+
+def test_select_recompute_true_reruns_mindformers_default_patterns() -> None:
+    # mindformers models/utils.py LayerSetting: default_patterns feed_forward.mul and
+    # feed_forward.w1.activation.silu; a count per stage re-runs them in that many layers
+    plain = _mf().stages[0].activations_mib or 0
+    every = _mf(select_recompute=True)
+    some = _mf(select_recompute=[7, 0])
+    assert every.stages[0].selective_layers == 0  # not Megatron's attention-core selective
+    # per token on a rank (tp 2): the product and silu's output, 2 x 2f / 2 bytes
+    per_layer = 2 * 2 * 18944 / 2 * 10240 / 2**20
+    assert plain - (every.stages[0].activations_mib or 0) == pytest.approx(2 * 14 * per_layer)
+    assert plain - (some.stages[0].activations_mib or 0) == pytest.approx(2 * 7 * per_layer)
+    assert "select_recompute operator patterns" in every.recompute
+
+
+def test_select_recompute_without_flash_attention_reruns_the_attention_core_too() -> None:
+    with_fa = _mf(select_recompute=True).stages[0].activations_mib or 0
+    plain = _mf(use_flash_attention=False).stages[0].activations_mib or 0
+    no_fa = _mf(use_flash_attention=False, select_recompute=True).stages[0].activations_mib or 0
+    ffn_only = (_mf().stages[0].activations_mib or 0) - with_fa
+    assert plain - no_fa > ffn_only  # the core (s x s scores) is freed as well
+
+
+def test_a_list_of_patterns_reruns_them_in_every_layer() -> None:
+    listed = _mf(select_recompute=[r"feed_forward\.mul"]).stages[0].activations_mib or 0
+    plain = _mf().stages[0].activations_mib or 0
+    assert plain - listed == pytest.approx(2 * 14 * 2 * 18944 / 2 * 10240 / 2**20)
+
+
+def test_sequence_pipelining_is_not_estimated() -> None:
+    est = _mf(seq_split_num=8)
+    assert any("seq_split_num 8" in g for g in est.not_estimated)
+    assert all(s.verdict == "not estimated" for s in est.stages)
+
+
+def test_an_uncompressed_attention_mask_is_kept_per_micro_batch() -> None:
+    # LowerTriangularMaskWithDynamic: [mbs, 1, s, s] per micro-batch, the s x s constant once
+    compressed = _mf().stages[0].activations_mib or 0
+    est = qwen(framework="mindformers", attn_mask_compression=False)
+    square = 10240 * 10240 / 2**20
+    assert (est.stages[0].activations_mib or 0) - compressed == pytest.approx(
+        2 * square + 2 * square
+    )
+    assert any("attention mask not compressed" in a for a in est.assumptions)
+    mcore = qwen(framework="mindformers", use_legacy=False).stages[0].activations_mib or 0
+    assert mcore == pytest.approx(compressed)
