@@ -277,6 +277,28 @@ DOCUMENTED = (
         "MindFormers@master research/qwen2_5/README.md: Qwen2.5-7B finetune on 8 cards",
     ),
 )
+FIXED = (
+    (
+        "public/mf_mixtral_8x7b_pretrain_58gb.yaml",
+        "MindFormers 98ff5e59 (59GB ran out of memory; 58GB ran)",
+    ),
+    (
+        "public/mf_qwen_7b_finetune_57gb.yaml",
+        "MindFormers 72a67802 (60GB: HCCL out of memory; 57GB ran)",
+    ),
+    (
+        "public/mf_qwen2_5_14b_finetune_8k_57_5gb.yaml",
+        "MindFormers 5caf57d5 (58GB failed; 57.5GB ran)",
+    ),
+    ("public/mf_yi_34b_pretrain_fixed.yaml", "MindFormers 23d2ff7e (the callback typo fixed)"),
+    ("public/ms_mixtral_8x22b_32k_full_recompute.sh", "MindSpeed-LLM af8fab41 (fix mixtral oom)"),
+    (
+        "public/ms_deepseek2_lite_16b_full_recompute.sh",
+        "MindSpeed-LLM c442cd8f (recompute added to avoid OOM)",
+    ),
+)
+"""Upstream fix commits: the version after the fix ran (fixtures/configs/public/README.md)."""
+DOCUMENTED += FIXED
 DEVICES = {"mf_qwen3_32b_pretrain_4k.yaml": 16, "mf_qwen25_7b_finetune_8k.yaml": 8}
 
 

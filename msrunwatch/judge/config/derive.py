@@ -105,7 +105,7 @@ def _unvalidated(
     """What in this config the estimate has never been checked against a measured run on.
 
     A memory error needs a validated model: a published recipe documented to run (Llama-3.1-70B
-    128K, CP=4, on 24x8 cards) is estimated at 152% with context parallel, so CP stays a warning.
+    128K, CP=4, on 24x8 cards) is estimated at 164% with context parallel, so CP stays a warning.
     """
     got = {k: v for k, v in inputs if isinstance(v, int) and not isinstance(v, bool)}
     out = ["MindFormers graph mode"] if framework == "mindformers" else []
