@@ -8,6 +8,8 @@ from dataclasses import replace
 
 from msrunwatch.core.errors import InputError
 from msrunwatch.drivers import cluster
+from msrunwatch.drivers.options import PostMortem
+from msrunwatch.drivers.postmortem import with_clock
 from msrunwatch.drivers.reading import Progress, plan, scan_all, scan_file, usable_cpus
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
@@ -44,9 +46,11 @@ def triage(
     progress: Progress | None = None,
     ctx: Context | None = None,
     clock_tolerance: float = cluster.DEFAULT_TOLERANCE,
+    post: PostMortem | None = None,
 ) -> Report:
     """Read every log of the targets and return the verdict; facts files from other nodes
-    among the targets make it the verdict over all of them (drivers.cluster)."""
+    among the targets make it the verdict over all of them (drivers.cluster). `post`: judge
+    whether the run is over by the clock (drivers.postmortem); None: it is not consulted."""
     if cluster.has_facts(targets):
         return _triage_facts(targets, rules, consoles, progress, ctx, clock_tolerance)
     warnings: list[str] = []
@@ -58,6 +62,8 @@ def triage(
     partial = [w for f in facts for w in f.warnings]
     run = assemble([*targets], facts)
     notes = [*warnings, *failed, *encoding_warnings(facts), *run.warnings, *partial]
+    if post is not None:
+        ctx = with_clock(ctx or Context(), post, run, files)
     return judge(run, rules, notes, ctx)
 
 
