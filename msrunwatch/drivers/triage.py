@@ -54,8 +54,8 @@ def triage(
     if cluster.has_facts(targets):
         return _triage_facts(targets, rules, consoles, progress, ctx, clock_tolerance)
     warnings: list[str] = []
-    # the LogFile list goes once read, before the judge runs (100,000 of them in a check)
-    facts = scan_all(find_logs(targets, consoles, warnings), rules, progress)
+    files = find_logs(targets, consoles, warnings)
+    facts = scan_all(files, rules, progress)
     failed = [f"could not read {f.error}" for f in facts if f.error]
     if facts and len(failed) == len(facts):
         raise InputError(f"no log could be read: {failed[0]}" + _more(len(failed) - 1))
