@@ -64,6 +64,7 @@ def triage(
     notes = [*warnings, *failed, *encoding_warnings(facts), *run.warnings, *partial]
     if post is not None:
         ctx = with_clock(ctx or Context(), post, run, files)
+    del files  # before the judge runs: 100,000 LogFiles in a large check
     return judge(run, rules, notes, ctx)
 
 
