@@ -312,7 +312,7 @@ class Fuzz:
         """Facts streams of real runs, torn, duplicated, reordered, forged, prefixed and
         spliced with hostile values, in one file, several or a gzip."""
         nodes = rng.sample(self.material.facts, rng.randrange(1, len(self.material.facts) + 1))
-        lines = [hostile_facts_line(rng, line, self.scale) for node in nodes for line in node]
+        lines = [hostile_facts_line(rng, line) for node in nodes for line in node]
         lines = [line for line in lines if line is not None]
         if rng.random() < 0.3:
             rng.shuffle(lines)
@@ -434,7 +434,7 @@ def swap(rng: random.Random, path: Path, work: Path) -> None:
 PREFIXES = ["", "", "", "3: ", "node-007: ", "[pod/trainer-3/main] ", "\x1b[31m", "{"]
 
 
-def hostile_facts_line(rng: random.Random, line: str, scale: int) -> str | None:
+def hostile_facts_line(rng: random.Random, line: str) -> str | None:
     """A facts line kept, dropped, doubled, torn, reshaped or spliced with hostile values."""
     roll = rng.random()
     if roll < 0.05:
@@ -446,7 +446,7 @@ def hostile_facts_line(rng: random.Random, line: str, scale: int) -> str | None:
     if roll < 0.18:
         return '{"kind":"node","stream":"s","a":' + "[" * rng.randrange(1, 200_000) + "\n"
     if roll < 0.2:
-        return '{"kind":"node","x":"' + "a" * rng.randrange(scale * 20) + '"}\n'
+        return '{"kind":"node","x":"' + "a" * rng.randrange(1 << 20, 3 << 20) + '"}\n'  # over 1 MiB
     if roll < 0.4:
         record = json.loads(line)
         splice(rng, record)
