@@ -315,8 +315,10 @@ def _capture_needs(rule: Rule, level: str, kind: str) -> set[tuple[str, bool]] |
     """Literals one of which a line of this level and kind (no frame) needs for a rule
     tried on every line to hold (see LineMatcher.text_needs), or None: not known."""
     when = rule.when
-    if when is None or rule.lookup is not None or rule.pattern is None:
+    if when is None or rule.pattern is None:
         return None
+    if rule.lookup is not None and rule.lookup.columns & when.names:
+        return None  # a row's column the condition reads: not told by the captures
     line = {"level", "kind", "frame"}
     groups = set(rule.match.groupindex) if rule.match is not None else set()
     if groups & {*line, "text"} or not when.names <= line | groups:
