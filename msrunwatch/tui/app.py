@@ -48,8 +48,8 @@ class MsrunwatchApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     """Absolute, so subclasses elsewhere (tests) find it too."""
     TITLE = "msrunwatch"
-    ENABLE_COMMAND_PALETTE = False
-    """Every action has a key (`?` lists them); the footer keeps its width for them."""
+    COMMAND_PALETTE_BINDING = "ctrl+p"
+    """Every action has a key (`?` lists them); the palette (ctrl+p) finds them by name."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
@@ -86,7 +86,13 @@ class MsrunwatchApp(App[int]):
         self.findings = FindingsPanel(id="findings")
 
     def compose(self) -> Iterable[Widget]:
-        yield from (self.header, self.filter_bar, self.table, self.findings, Footer())
+        yield from (
+            self.header,
+            self.filter_bar,
+            self.table,
+            self.findings,
+            Footer(show_command_palette=False),
+        )
 
     def on_mount(self) -> None:
         self.table.focus()

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import math
-import re
 
+from msrunwatch.core.sanitize import terminal
 from msrunwatch.judge.model import RankReport, Report, Status
 from msrunwatch.report import fmt
 
 BAR_WIDTH = 8
 """Cells in a memory bar (each cell holds eight steps)."""
 _EIGHTHS = " ▏▎▍▌▋▊▉"
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0a-\x1f\x7f\x9b]")
 
 PROBLEMS = frozenset({"failed", "killed", "timed-out", "stalled", "waiting"})
 """Statuses (by value) the "problems" filter keeps."""
@@ -37,7 +36,7 @@ STATUS_STYLES = {
     "waiting": "italic $text-warning",
     "finished": "$text-success",
     "training": "$text-primary",
-    "compiling": "$text-secondary",
+    "compiling": "$foreground-darken-1",
     "starting": "$text-muted",
     "unknown": "$text-muted",
 }
@@ -66,8 +65,30 @@ def status_rank(status: Status) -> int:
 
 
 def printable(text: str) -> str:
-    """Log text made safe for a terminal: escapes and control characters dropped, tabs spaced."""
-    return _CONTROL.sub("", text.replace("\n", " ")).expandtabs(4)
+    """Log text made safe for a terminal, as triage's text shows it: escapes, control
+    characters and bidirectional overrides as visible escapes (`\\x1b`, `\\u202e`: a right-to-left
+    override must not reorder what is read), line breaks as spaces, tabs spaced."""
+    return terminal(text.replace("\n", " ")).expandtabs(4)
+
+
+def middle_cut(text: str, width: int) -> str:
+    """`text` in `width` characters with its ends kept: the longest words (an operator's
+    path, a file name) lose their middles first, so what follows them (`could not allocate
+    1.2 GiB`) stays in view; only if that is not enough is the end cut (by the caller)."""
+    words = text.split(" ")
+    excess = len(text) - width
+    shortened: set[int] = set()
+    while excess > 0:
+        longer = [i for i, w in enumerate(words) if i not in shortened and len(w) > 9]
+        if not longer:
+            break
+        n = max(longer, key=lambda i: len(words[i]))
+        word = words[n]
+        keep = max(len(word) - excess - 1, 8)  # one cell for the ellipsis
+        words[n] = word[: keep - keep // 2] + "…" + word[len(word) - keep // 2 :]
+        shortened.add(n)
+        excess -= len(word) - len(words[n])
+    return " ".join(words)
 
 
 def ago(seconds: float | None) -> str:

@@ -41,7 +41,8 @@ def timeline_line(report: Report, entry: Entry) -> RankDetail:
 
 
 def timeline(report: Report) -> TimelineScreen | str:
-    """Every rank's log, and the scheduler's (or msrun's) logs the findings point at."""
+    """Every rank's log, and the scheduler's (or msrun's) logs the findings point at; it
+    opens at the root cause's line."""
     refs = {
         fmt.join_path(r.log_dir, r.file): LogRef(r.rank, fmt.join_path(r.log_dir, r.file))
         for r in report.ranks
@@ -52,4 +53,6 @@ def timeline(report: Report) -> TimelineScreen | str:
             if o.file and o.rank is None:
                 path = fmt.join_path(o.log_dir, o.file)
                 refs.setdefault(path, LogRef(None, path))
-    return TimelineScreen(list(refs.values())) if refs else "no logs yet"
+    c = report.root_cause
+    start = (fmt.join_path(c.log_dir, c.file), c.line) if c and c.file and c.line else None
+    return TimelineScreen(list(refs.values()), start) if refs else "no logs yet"

@@ -8,6 +8,7 @@ their own (a traceback) take the time of the line before. Nothing here knows Tex
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator
 
@@ -16,6 +17,8 @@ from msrunwatch.read.timestamps import clock, parse_glog
 from msrunwatch.tui.logdoc import condense, level
 
 BLOCK = 8 << 20
+FILE_WIDTH = 16
+"""The FILE column's width at most (longer names are cut)."""
 LIMIT = 200_000
 """Lines kept at most (the earliest, in time order): a view, not an archive."""
 _PROBLEMS = re.compile(
@@ -99,6 +102,7 @@ class TimelineSource:
         self.shown = lines
         self.levels = "EW"
         self.ranks: frozenset[int] | None = None
+        self.file_width = FILE_WIDTH
 
     def refilter(self) -> None:
         """Apply `levels` (`E`, `EW`, or `` for every line) and `ranks` (None: all)."""
@@ -108,6 +112,15 @@ class TimelineSource:
             if (not self.levels or e.level in self.levels)
             and (self.ranks is None or e.rank in self.ranks)
         ]
+        names = {source(e.path) for e in self.shown}
+        self.file_width = min(max((len(n) for n in names), default=4), FILE_WIDTH)
+
+    def first(self, path: str | None, line: int | None) -> int:
+        """Where to open: that line if shown (the root cause's), else the first error."""
+        for n, e in enumerate(self.shown):
+            if e.path == path and e.line == line:
+                return n
+        return next((n for n, e in enumerate(self.shown) if e.level == "E"), 0)
 
     def __len__(self) -> int:
         return len(self.shown)
@@ -116,9 +129,19 @@ class TimelineSource:
         return self.shown[n].text if 0 <= n < len(self.shown) else ""
 
     def gutter(self, n: int) -> str:
+        """Time, rank (`-` for the scheduler's and msrun's lines) and the file it is from."""
         e = self.shown[n]
-        rank = "sched" if e.rank is None else str(e.rank)
-        return f"{clock(e.time) if e.time else '-':>12} {rank:>5} "
+        rank = "-" if e.rank is None else str(e.rank)
+        name = source(e.path)[: self.file_width]
+        return f"{clock(e.time) if e.time else '-':>12} {rank:>5} {name:<{self.file_width}} "
+
+
+def source(path: str) -> str:
+    """The file a line is from, as the FILE column names it: `worker_3`, `scheduler`,
+    `msrun_console` (the directory is the rank's; the extension says nothing)."""
+    name = os.path.basename(path)
+    stem, dot, ext = name.rpartition(".")
+    return stem if dot and ext in ("log", "txt") else name
 
 
 def shorten(line: str) -> str:

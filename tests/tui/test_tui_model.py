@@ -44,8 +44,9 @@ def test_bar(ratio: float, text: str) -> None:
     assert cells.bar(ratio) == text
 
 
-def test_printable_drops_escapes_and_control_characters() -> None:
-    assert cells.printable("a\x1b[31mred\x1b[0m\tb\x07[/]") == "ared    b[/]"
+def test_printable_shows_escapes_and_control_characters_as_triage_does() -> None:
+    shown = cells.printable("a\x1b[31mred\x1b[0m\tb\x07[/]\nc")
+    assert shown == "a\\x1b[31mred\\x1b[0m b\\x07[/] c"  # visible; the tab spaced
 
 
 @pytest.mark.parametrize(
@@ -195,3 +196,19 @@ def test_a_missing_log_says_why(tmp_path: Path) -> None:
 )
 def test_the_glog_prefix_is_condensed_to_time_and_level(line: str, shown: str) -> None:
     assert logdoc.condense(line) == shown
+
+
+@pytest.mark.parametrize("width", [78, 120, 198])
+def test_middle_cut_keeps_what_follows_a_long_path(width: int) -> None:
+    """The third trial lost the OOM's size even at 200 columns: the operator's path took it."""
+    op = "/".join(f"{n}-LlamaDecodeLayer" for n in range(12)) + "/MatMul-op2213"
+    said = cells.middle_cut(f"Out of memory: {op} could not allocate 1.2 GiB", width)
+    assert len(said) <= width
+    assert said.startswith("Out of memory: 0-Llama") and said.endswith("could not allocate 1.2 GiB")
+    assert "MatMul-op2213" in said and "…" in said
+
+
+def test_middle_cut_leaves_what_fits_and_short_words() -> None:
+    assert cells.middle_cut("rank 3 failed", 80) == "rank 3 failed"
+    many = "a b c d e f g h i j " * 10
+    assert cells.middle_cut(many, 20) == many  # nothing to cut in the middle: the end is cut

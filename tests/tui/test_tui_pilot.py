@@ -182,7 +182,8 @@ async def test_detail_screen_opens_on_enter_and_closes_on_escape() -> None:
         await pilot.pause()
         screen = target.screen
         assert isinstance(screen, RankDetail) and screen.rank.rank == 1
-        assert len(screen.doc) == 55 and screen.view.cursor == 18  # its first fault line
+        # its first error line (:20, the OOM), not the allocation warning before it (:19)
+        assert len(screen.doc) == 55 and screen.view.cursor == 19
         findings = str(screen.query_one("#detail-findings").render())
         assert "oom-memory-not-enough" in findings and "msrun_log/worker_1.log:20" in findings
         assert "failed" in str(screen.query_one("#detail-figures").render())

@@ -103,7 +103,7 @@ class TestScreens:
     def test_rank_detail(self, snap_compare: SnapCompare, size: tuple[int, int]) -> None:
         """Enter on the root-cause rank: figures, its findings, its log at the first fault."""
         update = snapshot(oom_with_timeouts())
-        run_before = feeding(update, "c", "enter", "e")
+        run_before = feeding(update, "c", "enter")  # it opens at the OOM line
         assert snap_compare(app(), terminal_size=size, run_before=run_before)
 
     def test_timeline(self, snap_compare: SnapCompare, size: tuple[int, int]) -> None:

@@ -37,11 +37,11 @@ async def test_the_detail_log_is_a_viewer(tmp_path: Path, monkeypatch: pytest.Mo
         assert isinstance(screen, RankDetail)
         view = screen.view
         assert view.wrap and view.condensed
-        assert view.cursor == 13  # line 14: this rank's first finding (free memory < half)
+        # line 24, the OOM: its first error-severity finding, not the warnings before it
+        # (free memory < half on line 14, the pool that could not grow)
+        assert view.cursor == 23
         assert view.text(23).startswith("07:12:39.214 ERROR #umsg#Memory not enough")
         assert view.source.gutter(23) == "24 "
-        await pilot.press("e")
-        assert view.cursor == 23  # the next error line: the OOM
         await pilot.press("e")
         assert view.cursor == 24  # the traceback
         await pilot.press("E")
@@ -74,7 +74,7 @@ async def test_o_opens_the_editor_at_the_cursor_line(
         post(target, snapshot(oom_with_timeouts()))
         await pilot.press("c", "enter")
         await pilot.pause()
-        await pilot.press("e", "o")
+        await pilot.press("o")  # it opens at the OOM, line 24
         await pilot.pause()
     path = "fixtures/synth_hccl_ei0006_after_oom_8p/msrun_log/worker_3.log"
     assert record.read_text().split() == ["+24", path]
@@ -208,3 +208,25 @@ async def test_the_cursor_row_reads_at_4_5_to_1(theme: str) -> None:
             foreground = Color(*style.color.get_truecolor())
             background = Color(*style.bgcolor.get_truecolor())
             assert contrast(foreground, background) >= 4.5, (theme, name)
+
+
+async def test_z_shows_the_log_alone_and_the_oom_size_stays_in_the_header() -> None:
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(oom_with_timeouts()))
+        await pilot.pause()
+        assert str(target.header.render()).splitlines()[1].endswith("could not allocate 1.2 GiB")
+        await pilot.press("c", "enter")
+        await pilot.pause()
+        screen = target.screen
+        assert isinstance(screen, RankDetail)
+        top = screen.query_one("#detail-top")
+        before = screen.view.size.height
+        assert top.display
+        await pilot.press("z")
+        await pilot.pause()
+        assert not top.display and screen.view.size.height > before + 5
+        assert screen.view.cursor == 23  # the line it was on stays under the cursor
+        await pilot.press("z")
+        await pilot.pause()
+        assert top.display and screen.view.size.height == before

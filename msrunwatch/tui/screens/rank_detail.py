@@ -19,6 +19,7 @@ from textual.widgets import Footer, Input, Static
 
 from msrunwatch.judge.model import Finding, RankReport
 from msrunwatch.report import fmt
+from msrunwatch.rules.vocab import Severity
 from msrunwatch.tui import cells
 from msrunwatch.tui.figures import figures, rank_findings
 from msrunwatch.tui.logdoc import LogDoc
@@ -69,8 +70,9 @@ class RankDetail(Screen[None]):
         & #detail-findings { text-wrap: nowrap; text-overflow: ellipsis; }
         & > #detail-lines-title { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
         & > #detail-lines { height: 1fr; }
-        & > #detail-search { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
+        & > #detail-search { height: 1; border: none; padding: 0 1; display: none; }
         & > #detail-search.-active { display: block; }
+        &.-maximised > #detail-top, &.-no-figures > #detail-top { display: none; }
     }
     """
 
@@ -78,6 +80,7 @@ class RankDetail(Screen[None]):
         Binding("escape,q", "back", "Back"),
         Binding("slash", "search", "Search"),
         Binding("o", "open", "Open in $EDITOR"),
+        Binding("z", "maximise", "Log only"),
         Binding("r", "reload", "Read again", show=False),
     ]
 
@@ -103,16 +106,16 @@ class RankDetail(Screen[None]):
             with VerticalScroll(id="detail-findings-box"):
                 yield Static(id="detail-findings")
         yield Static(id="detail-lines-title")
-        yield LogView(FileSource(self.doc), id="detail-lines")
         yield Input(placeholder="search (enter; n/N next/previous)", id="detail-search")
-        yield Footer()
+        yield LogView(FileSource(self.doc), id="detail-lines")
+        yield Footer(show_command_palette=False)
 
     @property
     def view(self) -> LogView:
         return self.query_one("#detail-lines", LogView)
 
     def on_mount(self) -> None:
-        self.query_one("#detail-top").display = self.rank.rank >= 0  # not the scheduler's
+        self.set_class(self.rank.rank < 0, "-no-figures")  # the scheduler's log has none
         self._show_figures()
         self.view.focus()
         path = self.path
@@ -144,22 +147,24 @@ class RankDetail(Screen[None]):
             return self._path
         return None if r.file is None else fmt.join_path(r.log_dir, r.file)
 
-    def _fault_lines(self) -> frozenset[int]:
-        """The lines (0-based) of this rank's findings in this file."""
+    def _fault_lines(self, errors_only: bool = False) -> frozenset[int]:
+        """The lines (0-based) of this rank's findings in this file (only the errors')."""
         mine = self.rank.file
         return frozenset(
             o.line - 1
             for f in self.findings
+            if not errors_only or f.severity is Severity.ERROR
             for o in f.occurrences
             if o.rank == self.rank.rank and o.file == mine and o.line
         )
 
     def _opening_line(self) -> int:
-        """The asked line; else a rank that ended opens at its first fault, one still
-        running at its end (following it)."""
+        """The asked line; else a rank that ended opens at its first error-severity fault
+        (a warning before it is no fault: the allocation warning before an OOM), or its
+        first finding; one still running at its end (following it)."""
         if self.start_line is not None:
             return self.start_line - 1
-        faults = sorted(self.view.faults)
+        faults = sorted(self._fault_lines(errors_only=True)) or sorted(self.view.faults)
         if faults and not cells.is_running(self.rank.status):
             return faults[0]
         return -1
@@ -207,6 +212,11 @@ class RankDetail(Screen[None]):
 
     def on_log_view_cursor_moved(self, message: LogView.CursorMoved) -> None:
         self._caption()
+
+    def action_maximise(self) -> None:
+        """The log alone (the figures and findings hidden), or back."""
+        self.toggle_class("-maximised")
+        self.call_after_refresh(self.view.go_to, self.view.cursor)
 
     def action_reload(self) -> None:
         """Read the log again: what was appended, or all of it after a truncation."""

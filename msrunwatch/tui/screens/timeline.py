@@ -26,8 +26,9 @@ class TimelineScreen(Screen[None]):
     DEFAULT_CSS = """
     TimelineScreen {
         & > #timeline-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
+        & > #timeline-columns { height: 1; color: $text-muted; text-style: bold; }
         & > #timeline-lines { height: 1fr; }
-        & > #timeline-ranks { dock: bottom; height: 1; border: none; padding: 0 1; display: none; }
+        & > #timeline-ranks { height: 1; border: none; padding: 0 1; display: none; }
         & > #timeline-ranks.-active { display: block; }
     }
     """
@@ -46,9 +47,11 @@ class TimelineScreen(Screen[None]):
             super().__init__()
             self.entry = entry
 
-    def __init__(self, refs: Sequence[LogRef]) -> None:
+    def __init__(self, refs: Sequence[LogRef], start: tuple[str, int] | None = None) -> None:
         super().__init__()
         self.refs = tuple(refs)
+        self.start = start
+        """The line to open at (the root cause's: path, 1-based line); else the first error."""
         self.source = TimelineSource([])
         self.every_line = False
         self._level = 0
@@ -56,9 +59,10 @@ class TimelineScreen(Screen[None]):
 
     def compose(self) -> Iterable[Widget]:
         yield Static(f"reading {len(self.refs)} logs…", id="timeline-title")
-        yield LogView(self.source, id="timeline-lines")
         yield Input(placeholder="ranks (0-7,12); empty: all", id="timeline-ranks")
-        yield Footer()
+        yield Static(id="timeline-columns")
+        yield LogView(self.source, id="timeline-lines")
+        yield Footer(show_command_palette=False)
 
     @property
     def view(self) -> LogView:
@@ -82,8 +86,13 @@ class TimelineScreen(Screen[None]):
         self.source.levels = LEVELS[self._level][0]
         self.source.refilter()
         self.view.reload()
-        self.view.go_to(0, context=0)
+        first = self.source.first(*(self.start or (None, None)))
+        self.view.go_to(first)
+        self.call_after_refresh(self.view.go_to, first)  # scrolled once its height is known
         self._title()
+        width = self.source.file_width
+        columns = f"{'TIME':>12} {'RANK':>5} {'FILE':<{width}} LEVEL AND LINE"
+        self.query_one("#timeline-columns", Static).update(columns)
 
     def _title(self) -> None:
         ranks = "all ranks" if self.source.ranks is None else f"{len(self.source.ranks)} ranks"

@@ -22,6 +22,7 @@ from textual.strip import Strip
 
 from msrunwatch.tui import cells
 from msrunwatch.tui.logdoc import condense, level
+from msrunwatch.tui.widgets.cursor import on_cursor
 
 
 class Source(Protocol):
@@ -53,8 +54,12 @@ class LogView(ScrollView, can_focus=True):
     LogView {
         background: $surface;
         & > .log-view--gutter { color: $text-muted; }
-        & > .log-view--cursor { background: $block-cursor-blurred-background; }
-        &:focus > .log-view--cursor { background: $block-cursor-background; }
+        & > .log-view--cursor {
+            background: $block-cursor-blurred-background; color: auto 100%;
+        }
+        &:focus > .log-view--cursor {
+            background: $block-cursor-background; color: auto 100%;
+        }
         & > .log-view--error { color: $text-error; }
         & > .log-view--warning { color: $text-warning; }
         & > .log-view--fault { background: $error-muted; color: $text; text-style: bold; }
@@ -144,7 +149,7 @@ class LogView(ScrollView, can_focus=True):
         segments += self._lit(text, base)
         strip = Strip(segments)
         if n == self.cursor:
-            strip = strip.apply_style(self._style("cursor"))
+            strip = on_cursor(strip, self._style("cursor"))
         return strip
 
     def _lit(self, text: str, base: Style) -> list[Segment]:
@@ -230,8 +235,10 @@ class LogView(ScrollView, can_focus=True):
             self._scroll_top(max(n - context, 0))
         elif not self._visible(n):
             self._scroll_top(max(n - self.size.height + 1 + context, 0))
-            while not self._visible(n) and round(self.scroll_offset.y) < n:
-                self._scroll_top(round(self.scroll_offset.y) + 1)  # wrapped lines above
+            while not self._visible(n) and (top := round(self.scroll_offset.y)) < n:
+                self._scroll_top(top + 1)  # wrapped lines above
+                if round(self.scroll_offset.y) == top:
+                    break  # not laid out yet (its height unknown): no further to scroll
         self.refresh()
         self.post_message(self.CursorMoved(self, n))
 

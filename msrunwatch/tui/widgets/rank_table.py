@@ -25,6 +25,7 @@ from textual.strip import Strip
 from msrunwatch.judge.model import RankReport, Status
 from msrunwatch.tui.columns import BY_KEY, GAP
 from msrunwatch.tui.rows import ALL, Rows
+from msrunwatch.tui.widgets.cursor import on_cursor
 from msrunwatch.tui.widgets.row_painter import RowPainter
 
 FULL_STYLES = frozenset({"header", "cursor", "cursor-blurred"})
@@ -72,7 +73,7 @@ class RankTable(ScrollView, can_focus=True):
         & > .rank-table--waiting { color: $text-warning; text-style: italic; }
         & > .rank-table--finished { color: $text-success; }
         & > .rank-table--training { color: $text-primary; }
-        & > .rank-table--compiling { color: $text-secondary; }
+        & > .rank-table--compiling { color: $foreground-darken-1; }
         & > .rank-table--starting { color: $text-muted; }
         & > .rank-table--unknown { color: $text-muted; }
     }
@@ -245,7 +246,7 @@ class RankTable(ScrollView, can_focus=True):
             strip = self.painter.row(i, self.model.rows[i], self.model.version[i], quiet)
             if pos == self.cursor:
                 cursor = self._style("cursor" if self.has_focus else "cursor-blurred")
-                return self._window(strip, base + cursor, width)
+                return self._window(on_cursor(strip, cursor), base + cursor, width)
         return self._window(strip, base, width)
 
     def _window(self, strip: Strip, style: Style, width: int) -> Strip:

@@ -186,7 +186,8 @@ class RunHeader(Widget):
         if c is None:
             watching = Content.styled(f"watching {self._where()}", "$text-muted")
             return [watching.truncate(width, ellipsis=True), Content(memory).truncate(width)]
-        message = Content.styled(fmt.human_sizes(cells.printable(c.message)), "$text-error")
+        said = cells.middle_cut(fmt.human_sizes(cells.printable(c.message)), width)
+        message = Content.styled(said, "$text-error")
         if c.file is None:  # a run-level cause: no line says it, the reason is the evidence
             at = Content.assemble(("why: ", "$text-muted"), cells.printable(c.reason))
         else:
