@@ -57,6 +57,8 @@ class FileEntry:
     parts: int
     groups: tuple[tuple[str, str], ...]
     more_hits: dict[int, tuple[Hit, ...]] = field(default_factory=dict)
+    grew: float | None = None
+    """A live snapshot's: when the file last grew, on the node's clock."""
 
 
 @dataclass
@@ -237,7 +239,10 @@ def _file_record(reader: FactsReader, stream: Stream, record: dict[str, Any]) ->
     reader.file_records += 1
     body = record["facts"]
     entry = FileEntry(
-        decode.file_facts(body, stream.host), int(record["parts"]), decode.group_refs(body)
+        decode.file_facts(body, stream.host),
+        int(record["parts"]),
+        decode.group_refs(body),
+        grew=record.get("grew"),
     )
     stream.files[int(record["fid"])] = entry
 
