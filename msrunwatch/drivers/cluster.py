@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from msrunwatch.core.errors import InputError
+from msrunwatch.core.errors import InputError, UsageError
+from msrunwatch.core.fileio import open_regular
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
@@ -64,6 +65,30 @@ def facts_files(target: str) -> list[str] | None:
     found = [str(path / n) for n in names if n.endswith(FACTS_NAMES) and (path / n).is_file()]
     found = [f for f in found if is_facts(_head(Path(f)))]
     return found or None
+
+
+MAX_HOSTS_BYTES = 1 << 20
+
+
+def expected_hosts(path: str | None) -> list[str]:
+    """The hosts a job runs on, one per line (`scontrol show hostnames`; a `:port` is
+    dropped, `#` starts a comment): each is named when it sent no facts."""
+    if not path:
+        return []
+    try:
+        with open(open_regular(path), "rb") as fh:
+            data = fh.read(MAX_HOSTS_BYTES)
+    except OSError as exc:
+        raise UsageError(f"--expect-hosts {path}: cannot read: {exc.strerror or exc}") from None
+    hosts = []
+    for raw in data.decode("utf-8", "replace").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        host = line.rsplit(":", 1)[0] if line.count(":") == 1 else line
+        if host and len(host) <= 255 and not any(c.isspace() for c in host):
+            hosts.append(host)
+    if not hosts:
+        raise UsageError(f"--expect-hosts {path}: names no host (one per line)")
+    return hosts
 
 
 def has_facts(targets: Sequence[str]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from msrunwatch.live.observer import Arrival
-from msrunwatch.live.run import LiveRun
+from msrunwatch.live.run import Engine
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.feed import LiveFeed
 
@@ -14,7 +14,7 @@ JOIN_S = 5.0
 
 
 def run_tui(
-    live: LiveRun,
+    live: Engine,
     tick_s: float = 0.25,
     arrival: Arrival | None = None,
     exit_when_done: bool = False,

@@ -37,6 +37,11 @@ class NodeView:
     bracket_s: tuple[float, float] | None = None
     """The interval their registrations put the offset in (for the scheduler's own node
     too, whose offset is 0 by definition: a check of the method)."""
+    live: str | None = None
+    """The live cluster view's word on the node: reporting, stale, blind or ended (None
+    after the fact)."""
+    seen_s: float | None = None
+    """Live: seconds since its snapshot was taken (as of the verdict), when one came."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,10 @@ def _claims(nodes: Sequence[NodeFacts], table: Mapping[str, Registration]) -> li
 
 
 def _views(
-    collected: Collected, table: Mapping[str, Registration], clocks: clock.Clocks
+    collected: Collected,
+    table: Mapping[str, Registration],
+    clocks: clock.Clocks,
+    expected: Sequence[str] = (),
 ) -> list[NodeView]:
     by_host = _table_hosts(table)
     shorts = {_short(h): h for h in by_host}
@@ -130,13 +138,24 @@ def _views(
         if host not in covered:
             missing = tuple(sorted(listed_ranks))
             views.append(NodeView(host, MISSING, "no facts from this node", missing))
+    known = {_short(v.name) for v in views} | {_short(h) for h in covered}
+    for host in sorted(set(expected)):
+        if _short(host) not in known:
+            known.add(_short(host))
+            views.append(NodeView(host, MISSING, "no facts from this node (expected)", ()))
     return views
 
 
 def merge(
-    collected: Collected, local: Sequence[FileFacts], tolerance: float, digest: str
+    collected: Collected,
+    local: Sequence[FileFacts],
+    tolerance: float,
+    digest: str,
+    expected: Sequence[str] = (),
 ) -> Merged:
-    """Every node's files on the scheduler's clock, with what the judge and report need."""
+    """Every node's files on the scheduler's clock, with what the judge and report need;
+    `expected`: hosts that should have sent facts (named when they did not, even when no
+    scheduler's table lists them)."""
     files = [f for node in collected.nodes for f in node.files] + list(local)
     table = clock.registrations(files)
     clocks = clock.measure(files, tolerance)
@@ -160,7 +179,7 @@ def merge(
             "as they are (hits of rules not known here are left out, rules added since did "
             "not read their logs)"
         )
-    views = _views(collected, table, clocks)
+    views = _views(collected, table, clocks, expected)
     lacking = [v for v in views if v.state != COMPLETE]
     warnings.extend(f"node {v.name} ({_ranks(v.ranks)}): {v.state}, {v.why}" for v in lacking)
     seen = _file_ranks(moved)
