@@ -88,18 +88,23 @@ def scenarios(corpora: list[Path]) -> list[Path]:
     return sorted(found, key=lambda p: str(p))
 
 
-def targets(case: Path) -> list[str]:
-    """The command-line arguments that point triage at a scenario's logs."""
+def logs_and_consoles(case: Path) -> tuple[list[str], list[str]]:
+    """A scenario's log directories (or the directory itself, for excerpts) and msrun's
+    saved consoles beside them."""
     nodes = sorted(case.glob("node*/msrun_log"))
     if nodes:
-        logs = [str(n) for n in nodes]
         consoles = sorted([*case.glob("node*/msrun_console.txt"), *case.glob("node*_console.txt")])
-    elif (case / "msrun_log").is_dir():
-        logs = [str(case / "msrun_log")]
-        consoles = [case / "msrun_console.txt"] if (case / "msrun_console.txt").is_file() else []
-    else:
-        return [str(case)]
-    return [*logs, *(arg for c in consoles for arg in ("--console", str(c)))]
+        return [str(n) for n in nodes], [str(c) for c in consoles]
+    if (case / "msrun_log").is_dir():
+        console = case / "msrun_console.txt"
+        return [str(case / "msrun_log")], [str(console)] if console.is_file() else []
+    return [str(case)], []
+
+
+def targets(case: Path) -> list[str]:
+    """The command-line arguments that point triage at a scenario's logs."""
+    logs, consoles = logs_and_consoles(case)
+    return [*logs, *(arg for c in consoles for arg in ("--console", c))]
 
 
 def triage(msrunwatch: str, case: Path) -> Verdict:

@@ -8,9 +8,9 @@ Python with the standard library, run as msrunwatch runs (a fork pool of the usa
 
 `scanner` makes the three passes msrunwatch's FileScanner makes over each block, with its
 own compiled patterns: the candidate-line scan (every line that is not an INFO/DEBUG line),
-the compile-marker scans (`[PROF]`, `compiling`) and the newline count; it keeps the
-offsets found, as the scanner does, and parses no line. A line across two blocks is not
-joined (a difference of a few lines in millions). bench_triage.py runs both beside grep
+the compile-marker scans (`[PROF]`, `compiling`) and the newline count (P.newlines); it
+keeps the offsets found, as the scanner does, and parses no line. A line across two blocks
+is not joined (a difference of a few lines in millions). bench_triage.py runs both beside grep
 and ripgrep, as `py-read` and `py-passes`: if `py-passes` alone is slower than a target,
 no Python scanner that makes these passes can meet it. It prints the bytes read and the
 lines found, to stdout, and asserts nothing.
@@ -53,7 +53,7 @@ def scanner_passes(path: str) -> tuple[int, int]:
                 for marker in P.INFO_MARKERS
                 for m in marker.finditer(buf)
             }
-            buf.count(b"\n")
+            P.newlines(buf, 0, len(buf))
             found += len(starts) + len(marked)
     return size, found
 

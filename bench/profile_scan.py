@@ -48,6 +48,8 @@ LOSS = re.compile(rb"epoch: \d")
 KINDS = ("compile-marker INFO", "WARNING/ERROR/CRITICAL", "LossMonitor", "no GLOG header")
 """The kinds of line a scan reads; every other line is an INFO line the block passes skip
 (or the per-step `[PROF]PreLaunchCommKernel` timing, skipped too)."""
+READERS = ("line", "progress_line", "stage_line")
+"""The extractor's entries for a line the scanner hands it (those an older tree has)."""
 FILLER = b"[INFO] ME(1,1,python):2026-01-01-00:00:00.000.000 [filler.cc:1] Filler] filler"
 
 
@@ -108,13 +110,14 @@ def parts(data: bytes, matcher: LineMatcher, repeat: int) -> dict[str, float]:
     LineMatcher.match = lambda self, *a, **k: []  # type: ignore[method-assign]
     try:
         no_rules = best(lambda: scan(data, matcher), repeat)
-        line, progress = Extractor.line, Extractor.progress_line
-        Extractor.line = lambda self, *a: None  # type: ignore[method-assign]
-        Extractor.progress_line = lambda self, *a: None  # type: ignore[method-assign]
+        entries = {name: getattr(Extractor, name) for name in READERS if hasattr(Extractor, name)}
+        for name in entries:
+            setattr(Extractor, name, lambda self, *a, **k: None)
         try:
             no_extractor = best(lambda: scan(data, matcher), repeat)
         finally:
-            Extractor.line, Extractor.progress_line = line, progress  # type: ignore[method-assign]
+            for name, method in entries.items():
+                setattr(Extractor, name, method)
     finally:
         LineMatcher.match = match  # type: ignore[method-assign]
     return {
@@ -149,7 +152,7 @@ def passes(block: bytes, repeat: int) -> dict[str, float]:
         "compile markers ([PROF], compiling)": best(
             lambda: [m.start() for x in P.INFO_MARKERS for m in x.finditer(buf)], repeat
         ),
-        "newline count": best(lambda: buf.count(b"\n"), repeat),
+        "newline count": best(lambda: P.newlines(buf, 0, len(buf)), repeat),
     }
 
 

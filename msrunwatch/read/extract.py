@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import replace
 
 from msrunwatch.read import patterns as P
+from msrunwatch.read import shortcuts
 from msrunwatch.read.around import Around
 from msrunwatch.read.cluster import ClusterLines
 from msrunwatch.read.facts import FileFacts, FileRole, Hit, Registration, WorkerExit
@@ -20,6 +21,9 @@ from msrunwatch.read.traceback import CHAINED, Traceback, informative, is_bare
 from msrunwatch.rules.matcher import LineMatch, LineMatcher
 
 QUIET_LEVELS = ("INFO", "DEBUG")
+READ_WHOLE = (FileRole.CONSOLE, FileRole.MSRUN, FileRole.SCHEDULER)
+"""Files read line by line whole; in the others (workers' logs) the lines PASSED_OVER are
+not read and LossMonitor lines are records of their own (see Extractor.line)."""
 FAULT_LEVELS = ("ERROR", "CRITICAL")
 MAX_DISTINCT_HITS = 256
 """Distinct (rule, fingerprint) pairs kept per file; repeats only raise a count."""
@@ -45,6 +49,10 @@ class Extractor:
     ) -> None:
         self.path, self.log_dir, self.role = path, log_dir, role
         self.matcher = matcher
+        self._worker = role not in READ_WHOLE
+        self._every_rule = not shortcuts.enabled()
+        """The shortcuts are off (see read.shortcuts): every rule tried on every line, and
+        every line read again however often it repeats."""
         self.size = 0
         self.block_time: float | None = None
         """Time of the last GLOG line (INFO included) of the blocks read so far."""
@@ -103,7 +111,15 @@ class Extractor:
     # -- per line ---------------------------------------------------------------------
 
     def line(self, text: str, lineno: int, offset: int, around: Around) -> None:
-        """Read one line; `around` dates it when it has no timestamp of its own."""
+        """Read one line; `around` dates it when it has no timestamp of its own. In a
+        worker's log, a line PASSED_OVER without a marker is not read at all (the next line
+        read starts a new record), and a LossMonitor line is a record of its own."""
+        if self._worker and text[:1] in "[e":
+            if P.PASSED_OVER.match(text) and not P.INFO_MARKER.search(text):
+                return
+            if P.BULK_TEXT.match(text):
+                self.progress_line(text, lineno, around, offset)
+                return
         header = P.GLOG_HEADER.match(text) if text[:1] == "[" else None
         if self.role in (FileRole.CONSOLE, FileRole.MSRUN):
             self._msrun(text, header, lineno, offset)
@@ -119,6 +135,17 @@ class Extractor:
                 self._rules(text, lineno, offset, when, True, header["level"])
         else:
             self._unprefixed(text, lineno, offset, around)
+        self._last_line = lineno
+
+    def stage_line(self, pid: str, ts: str, stage: str, ms: str, lineno: int, start: int) -> None:
+        """A GLOG INFO line whose message is a compile stage's timing and holds nothing else
+        `_message` looks for (the scanner checked: P.STAGE_LINE, P.stage_only): what `line`
+        does with it, without reading it whole."""
+        self._traceback.reset()
+        when = self._header(ts, pid, lineno)
+        self._line_time = when or self._line_time
+        self._around, self._floor = None, start
+        self._compile.stage(stage, ms, when, lineno)
         self._last_line = lineno
 
     def _unprefixed(self, text: str, lineno: int, offset: int, around: Around) -> None:
@@ -173,6 +200,8 @@ class Extractor:
         )
 
     def _remember_inert(self, text: str) -> None:
+        if self._every_rule:  # the shortcuts are off: every repeat is read again
+            return
         if len(self._inert) >= MAX_INERT:
             self._inert.clear()
         self._inert.add(text)
@@ -209,13 +238,19 @@ class Extractor:
             self._around, self._floor = None, around.start
         return self._line_time
 
-    def progress_line(self, text: str, lineno: int, around: Around) -> None:
-        """A training-progress line the scanner picked out in bulk (see FileScanner)."""
+    def progress_line(
+        self, text: str, lineno: int, around: Around, offset: int, parse: bool = True
+    ) -> None:
+        """A LossMonitor line: a record of its own, outside any traceback (stdout's prints
+        interleave with stderr's tracebacks), read by the rules (a NaN loss is a finding)
+        and, when `parse`, for progress (the scanner reads these lines in bulk and parses
+        only the last few of a block: see FileScanner). The line after it starts a record."""
+        self._new_record()
         self._around = around
-        if self._progress.feed(text, lineno, self.date):
+        if parse and self._progress.feed(text, lineno, self.date):
             self._last_fault = None
-            progress = self._progress.progress
-            self._note_activity(progress.time if progress else None)
+            self._note_activity(self._progress.latest_time)
+        self._rules(text, lineno, offset, None, False, kind="text")
 
     def skipped_progress(self, count: int, epochs: list[tuple[int, int]]) -> None:
         """Progress lines the scanner counted but did not parse (only the latest matter),
@@ -313,7 +348,7 @@ class Extractor:
                 self._finished_line = lineno - 1  # the summary's INFO header was skipped
         elif self._progress.feed(text, lineno, self.date):
             self._last_fault = None
-            self._note_activity(self._progress.progress.time if self._progress.progress else None)
+            self._note_activity(self._progress.latest_time)
         elif m := P.MEGATRON_STAMP.search(text):
             self._note_activity(parse_iso(m["ts"]))
             if m["what"] == "before the start of training step":
@@ -361,7 +396,8 @@ class Extractor:
         """Record the rules that match a line; `fallbacks`: only the fallback ones (the
         line was made of an exception and its body, whose own line the others will read)."""
         frame = self._traceback.frame if kind == "exception" else None
-        for found in self.matcher.match(text, level, kind or ("glog" if level else "text"), frame):
+        kind = kind or ("glog" if level else "text")
+        for found in self.matcher.match(text, level, kind, frame, every_rule=self._every_rule):
             self._fired = True
             if fallbacks and not found.rule.fallback:
                 continue

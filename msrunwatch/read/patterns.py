@@ -11,9 +11,11 @@ regex: a pre-check can never drift from its pattern.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
+from msrunwatch.read.shortcuts import SWITCH
 from msrunwatch.rules.prefilter import required_literals
 
 
@@ -46,17 +48,20 @@ class Shape:
         return getattr(self, name)
 
     def could_match(self, text: str) -> bool:
-        """False when the text lacks every literal a match needs (most lines)."""
+        """False when the text lacks every literal a match needs (most lines); with the
+        shortcuts off (read.shortcuts), whether the regex matches."""
+        if not SWITCH.on:
+            return self.regex.search(text) is not None
         if self._one is not None:
             return self._one in text
         haystack = text.lower() if self.ignore_case else text
         return any(literal in haystack for literal in self.needs)
 
     def search(self, text: str) -> re.Match[str] | None:
-        return self.regex.search(text) if self.could_match(text) else None
+        return self.regex.search(text) if not SWITCH.on or self.could_match(text) else None
 
     def match(self, text: str) -> re.Match[str] | None:
-        return self.regex.match(text) if self.could_match(text) else None
+        return self.regex.match(text) if not SWITCH.on or self.could_match(text) else None
 
 
 def shapes() -> Iterator[tuple[str, Shape]]:
@@ -75,34 +80,61 @@ GLOG_HEADER = re.compile(
     r"\[(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] "
     rf"(?P<module>[A-Za-z_]+)\((?P<pid>{N})(?:[,:][^)]*)?\):"
     r"(?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3}) "
-    r"\[(?P<src>[^\]]*?):(?P<srcline>\d+)\] "
+    r"\[(?P<src>[^\]]*):(?P<srcline>\d+)\] "
     r"(?:(?P<func>[A-Za-z_][A-Za-z0-9_~:<>]*)\] )?"
     r"(?P<msg>.*)"
 )
 """C++ (`pid,tid-hex,proc` then `func]`), Python (`pid:tid,MainProcess`, no func) and CANN
-(`HCCL(pid,python)`) lines."""
+(`HCCL(pid,python)`) lines. The source runs to the first `]` and ends in `:<digits>`: only
+its last `:` can end it, so it is matched greedily (a lazy match tried every character)."""
+
+# What a worker's log is read for, line by line (Extractor.line decides with the text
+# forms, the scanner picks lines out of whole blocks with the bytes forms: one source).
+_PASSED_OVER = r"\[(?:INFO|DEBUG)\] [A-Za-z_]+\(|\[PROF\]PreLaunchCommKernel "
+PASSED_OVER = re.compile(_PASSED_OVER)
+"""The start of a GLOG INFO/DEBUG line, or of the per-step `[PROF]PreLaunchCommKernel` timing
+(not a compile stage): a worker's log is not read for them unless they carry a marker
+(INFO_MARKER); faults are never logged at INFO."""
+_INFO_MARKERS = (r"\[PROF\](?!PreLaunchCommKernel )", r"compiling")
+INFO_MARKER = re.compile("|".join(_INFO_MARKERS))
+"""What makes such a line worth reading: compile stage timings and compile start/finish."""
+_BULK = r"epoch: [0-9]"
+BULK_TEXT = re.compile(_BULK)
+"""A LossMonitor line (`epoch: 1 step: 3, loss is 0.38`), one per step: a record of its own
+(see Extractor.progress_line), which the scanner reads in bulk."""
 
 # Bytes-level scanners: these run over whole blocks, so each has a literal core that
 # CPython's regex engine finds with a fast substring search.
-CANDIDATE_LINE = re.compile(
-    rb"\n(?!\[(?:INFO|DEBUG)\] [A-Za-z_]+\(|\[PROF\]PreLaunchCommKernel )[^\n]*"
-)
-"""Every line that is not a GLOG INFO/DEBUG line: the only lines faults are on. The
-per-step `[PROF]PreLaunchCommKernel` timing is left out too (it is not a compile stage);
-LossMonitor lines (BULK_LINE) are among them, and read in bulk (see FileScanner)."""
-NOT_CANDIDATE = re.compile(rb"\n(?:\[(?:INFO|DEBUG)\] [A-Za-z_]+\(|\[PROF\]PreLaunchCommKernel )")
+CANDIDATE_LINE = re.compile(rb"\n(?!" + _PASSED_OVER.encode() + rb")[^\n]*")
+"""Every line that is not PASSED_OVER: the only lines faults are on. LossMonitor lines
+(BULK_LINE) are among them, and read in bulk (see FileScanner)."""
+NOT_CANDIDATE = re.compile(rb"\n(?:" + _PASSED_OVER.encode() + rb")")
 """The lines CANDIDATE_LINE passes over: where a run of candidate lines ends."""
-LOSS_LINE_START = b"\nepoch: "
-"""LossMonitor lines (`epoch: 1 step: 3, loss is 0.38`), one per step: counted in C,
-and only the last few of each block parsed."""
-BULK_LINE = re.compile(rb"\nepoch: \d")
-"""LossMonitor lines, read in bulk: counted, and only the last few parsed."""
+BULK_LINE = re.compile(rb"\n" + _BULK.encode())
+"""LossMonitor lines (BULK_TEXT), read in bulk: the rules read each, progress only the last
+few of a block; the others are counted."""
 LOSS_BULK = re.compile(rb"\nepoch: (\d{1,18}),? step: (\d{1,18}), loss is ")
 """The epoch and step of a LossMonitor line that is counted but not parsed."""
 ANY_LINE = re.compile(rb"\n[^\n]*")
-INFO_MARKERS = (re.compile(rb"\[PROF\](?!PreLaunchCommKernel )"), re.compile(rb"compiling"))
-"""The INFO lines worth reading: compile stage timings and compile start/finish."""
+INFO_MARKERS = tuple(re.compile(marker.encode()) for marker in _INFO_MARKERS)
+"""The bytes forms of INFO_MARKER: the passed-over lines the scanner picks out to read."""
 HEADER_START = re.compile(rb"\n\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] [A-Za-z_]+\(\d+")
+
+
+COUNT_BY_REPLACE = 2048
+"""From this many bytes on, newlines are counted by what removing them removes."""
+
+
+def newlines(buf: bytes, start: int, stop: int) -> int:
+    """Newlines in buf[start:stop]. bytes.count looks at a byte at a time; replace finds
+    each newline with memchr and copies the rest in blocks: from a few KiB on, the copy
+    of the slice and the replace together take half the time (0.29 against 0.62 ms/MiB in
+    64 KiB slices of a real log)."""
+    if stop - start < COUNT_BY_REPLACE:
+        return buf.count(b"\n", start, stop)
+    part = buf[start:stop]
+    return len(part) - len(part.replace(b"\n", b""))
+
 
 # Memory summary block (un-prefixed lines after `... deinitialize success, statistics:`
 # or `Memory Statistic:`). Values are MiB with an `M` suffix; the oldest form is bytes.
@@ -227,25 +259,29 @@ class AnyOf:
     them (most lines), so they are not tried one by one (a print line met nine of them)."""
 
     def __init__(self, *shapes: Shape, prefixes: tuple[str, ...] = ()) -> None:
-        self._shapes, self._prefixes = shapes, prefixes
+        self.shapes, self._prefixes = shapes, prefixes
         self._exact: re.Pattern[str] | None = None
         self._folded: re.Pattern[str] | None = None
 
     def _compile(self) -> None:
         from msrunwatch.rules.prefilter import trie_pattern
 
-        exact = {n for s in self._shapes if not s.ignore_case for n in s.needs}
-        folded = {n for s in self._shapes if s.ignore_case for n in s.needs}
+        exact = {n for s in self.shapes if not s.ignore_case for n in s.needs}
+        folded = {n for s in self.shapes if s.ignore_case for n in s.needs}
         self._exact = re.compile(trie_pattern(exact | set(self._prefixes)))
         self._folded = re.compile(trie_pattern(folded), re.IGNORECASE) if folded else None
 
     def literals(self) -> set[tuple[str, bool]]:
         """Every literal this scan looks for, with whether its case is ignored."""
-        exact = {(n, False) for s in self._shapes if not s.ignore_case for n in s.needs}
-        folded = {(n, True) for s in self._shapes if s.ignore_case for n in s.needs}
+        exact = {(n, False) for s in self.shapes if not s.ignore_case for n in s.needs}
+        folded = {(n, True) for s in self.shapes if s.ignore_case for n in s.needs}
         return exact | folded | {(p, False) for p in self._prefixes}
 
     def could_match(self, text: str) -> bool:
+        """False when a line can match none of the shapes; always True with the shortcuts
+        off (read.shortcuts): each shape's regex decides."""
+        if not SWITCH.on:
+            return True
         if self._exact is None:
             self._compile()
         assert self._exact is not None
@@ -274,6 +310,39 @@ PLAIN_FACTS = AnyOf(
 MESSAGE_FACTS = AnyOf(
     META_CONNECT_FAILED, NODE_RANK, SIM_RANK, COMPILE_START, COMPILE_FINISH, PROF_STAGE, TEARDOWN
 )
+"""Everything Extractor._message looks for in a GLOG line's message."""
 CLUSTER_FACTS = AnyOf(CONNECTED, TOPOLOGY_WAIT, CLUSTER_BUILT, GROUP_CREATED)
 """Everything read.cluster looks for in a worker's GLOG message."""
-"""Everything Extractor._message looks for in a GLOG line's message."""
+
+
+# Compile stage timings at INFO, read without reading the line whole (FileScanner._stages).
+STAGE_LINE = re.compile(
+    rb"\[(?:INFO|DEBUG)\] [A-Za-z_]+\((?P<pid>\d{1,18})(?![0-9])(?:[,:][^)\n]*)?\):"
+    rb"(?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3}) "
+    rb"\[[^\]\n]*:\d+\] (?:[A-Za-z_][A-Za-z0-9_~:<>]*\] )?"
+    rb"(?P<msg>\[PROF\](?P<stage>[A-Za-z_][A-Za-z0-9_]*) costs (?P<ms>[0-9.]+) msec)"
+)
+"""An ASCII GLOG INFO line whose message begins with a compile stage's timing: GLOG_HEADER
+and PROF_STAGE as one bytes pattern, the stage where PROF_STAGE's search would find it."""
+
+
+def _others(*groups: AnyOf, but: Shape) -> re.Pattern[bytes]:
+    """A search for the literals of every shape of the groups but one: where none is in a
+    line, no other shape can match it."""
+    from msrunwatch.rules.prefilter import trie_pattern
+
+    shapes = [s for group in groups for s in group.shapes if s is not but]
+    exact = {n for s in shapes if not s.ignore_case for n in s.needs}
+    folded = {n for s in shapes if s.ignore_case for n in s.needs}
+    parts = [trie_pattern(exact)] if exact else []
+    if folded:  # bytes fold ASCII only: the lines searched are ASCII
+        parts.append(f"(?i:{trie_pattern(folded)})")
+    return re.compile("|".join(parts).encode("utf-8"))
+
+
+@functools.cache
+def stage_only() -> re.Pattern[bytes]:
+    """The literals of every other fact a GLOG message is read for (Extractor._message):
+    a stage line whose message holds none of them gives nothing but its header and its
+    stage."""
+    return _others(MESSAGE_FACTS, CLUSTER_FACTS, but=PROF_STAGE)

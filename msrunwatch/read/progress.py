@@ -51,9 +51,14 @@ class CompileTracker:
             self._finished += 1
             self._last_end, self._end_line, self._glog_end = when, lineno, True
         elif m := P.PROF_STAGE.search(msg):
-            self._glog_graphs += self._add(self._glog, m["stage"], m["ms"])
-            if m["stage"] == COMPILE_TOTAL:
-                self._last_end, self._end_line, self._glog_end = when, lineno, True
+            self.stage(m["stage"], m["ms"], when, lineno)
+
+    def stage(self, stage: str, ms: str, when: float | None, lineno: int) -> None:
+        """A GLOG `[PROF]<stage> costs <ms> msec` line."""
+        self._stats = None
+        self._glog_graphs += self._add(self._glog, stage, ms)
+        if stage == COMPILE_TOTAL:
+            self._last_end, self._end_line, self._glog_end = when, lineno, True
 
     def bare_line(self, text: str, when: float | None, lineno: int = 0) -> None:
         """A `[PROF]...` line printed to stdout."""
@@ -136,7 +141,11 @@ class ProgressTracker:
     """
 
     def __init__(self) -> None:
-        self._latest: Progress | None = None
+        self._made: Progress | None = None
+        self._raw: tuple[int, int | None, float | None, float | None, int, float | None, int] | None
+        self._raw = None
+        """The latest record's fields, made into a Progress only when asked (_latest): a
+        block's LossMonitor lines are records one after another, and only the last counts."""
         self._intervals: deque[float] = deque(maxlen=16)
         self._lines = 0
         self._steps_per_epoch = 0
@@ -155,6 +164,25 @@ class ProgressTracker:
         """The first epoch's run of lines ended with a higher epoch (its top counted)."""
         self._one_run = True
         """Every LossMonitor line so far was of the first epoch read."""
+
+    @property
+    def _latest(self) -> Progress | None:
+        raw = self._raw
+        if raw is not None:
+            self._made, self._raw = Progress(*raw), None
+        return self._made
+
+    @_latest.setter
+    def _latest(self, value: Progress | None) -> None:
+        self._made, self._raw = value, None
+
+    @property
+    def latest_time(self) -> float | None:
+        """The time of the latest record (what the log's activity needs)."""
+        raw = self._raw
+        if raw is not None:
+            return raw[5]
+        return None if self._made is None else self._made.time
 
     @property
     def progress(self) -> Progress | None:
@@ -242,15 +270,21 @@ class ProgressTracker:
         if step is None:
             return
         self._lines += 1
-        last = self._latest
-        if step_ms is None and last is not None:
-            step_ms = last.step_time_ms
-        if last is not None and last.time is not None and when is not None and when > last.time:
-            self._intervals.append(when - last.time)
+        raw, made = self._raw, self._made
+        if raw is not None:
+            last_ms, last_time = raw[3], raw[5]
+        elif made is not None:
+            last_ms, last_time = made.step_time_ms, made.time
+        else:
+            last_ms = last_time = None
+        if step_ms is None:
+            step_ms = last_ms
+        if last_time is not None and when is not None and when > last_time:
+            self._intervals.append(when - last_time)
         if self._first is None:
             self._first = (when,)
         self._raw_step = None
-        self._latest = Progress(step, epoch, loss, step_ms, lineno, when, self._lines)
+        self._raw = (step, epoch, loss, step_ms, lineno, when, self._lines)
 
     def absorb(self, later: ProgressTracker, shift: int) -> None:
         """Continue with what a reader of the rest of the file (lines `shift` on) found."""

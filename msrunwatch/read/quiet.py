@@ -41,8 +41,9 @@ class QuietLines:
     def __init__(self, matcher: LineMatcher) -> None:
         self._memo: LineMemo[bytes, bool] = LineMemo()
         self.pattern = self._build(matcher)
-        """None when a rule's needs cannot be told: then no line is quiet."""
-        self._lines = None if self.pattern is None else re.compile(self.pattern.pattern, re.M)
+        """None when a rule's needs cannot be told: then no line is quiet. Multi-line, so
+        that one search looks at many lines (none_in); on one line (quiet) `^` is its
+        start either way, and no other part anchors (a gate is a run of characters)."""
 
     @staticmethod
     def _build(matcher: LineMatcher) -> re.Pattern[bytes] | None:
@@ -69,14 +70,14 @@ class QuietLines:
         if folded:
             parts.append(b"(?i:" + trie_pattern(folded, _digits).encode() + b")")
         parts.extend(gate.pattern.encode() for gate in gates)
-        return re.compile(b"|".join(parts))
+        return re.compile(b"|".join(parts), re.M)
 
     def none_in(self, buf: bytes, start: int, stop: int) -> bool:
         """Whether every line of buf[start:stop] is quiet (start follows a newline, stop is
         one): the pattern run once over them, `^` at each line's start (a literal or gate
         it finds across a newline only makes the lines read)."""
-        assert self._lines is not None
-        return self._lines.search(buf, start, stop) is None
+        assert self.pattern is not None
+        return self.pattern.search(buf, start, stop) is None
 
     def quiet(self, line: bytes) -> bool:
         """Whether the line (without its newline) changes nothing read outside a record."""

@@ -10,10 +10,12 @@ triage and the appended bytes by the live watcher.
 from __future__ import annotations
 
 import bisect
+import re
 
 from msrunwatch.read import patterns as P
+from msrunwatch.read import shortcuts
 from msrunwatch.read.around import Around, header_time, time_before
-from msrunwatch.read.extract import Extractor
+from msrunwatch.read.extract import READ_WHOLE, Extractor
 from msrunwatch.read.facts import FileFacts, FileRole
 from msrunwatch.read.quiet import quiet_lines
 from msrunwatch.rules.matcher import LineMatcher
@@ -48,7 +50,8 @@ class FileScanner:
         cr: bool | None = None,
     ) -> None:
         self.extractor = Extractor(path, log_dir, role, matcher, rank_from_name)
-        self._all_lines = role in (FileRole.CONSOLE, FileRole.MSRUN, FileRole.SCHEDULER)
+        self._all_lines = role in READ_WHOLE or not shortcuts.enabled()
+        """Every line goes to Extractor.line (with the shortcuts off: see read.shortcuts)."""
         self._carry = b""
         self._lines = 0
         self._quiet = quiet_lines(matcher)
@@ -63,6 +66,10 @@ class FileScanner:
         self._offset = offset
         """File offset of the first byte of the carry (a piece of a file starts further on;
         its lines are numbered from its start, see read.pieces)."""
+        self._stages: dict[int, re.Match[bytes]] = {}
+        """The compile stage lines of the block being read, by start (see _marked)."""
+        self._fast_stages = role is not FileRole.SCHEDULER
+        """The scheduler's messages are read for other facts (Extractor._scheduler)."""
 
     def feed(self, chunk: bytes) -> None:
         """Consume the next bytes of the file; an incomplete last line waits for more."""
@@ -192,14 +199,16 @@ class FileScanner:
         epochs: list[int] = []
         quiet: list[Quiet] = []
         is_quiet = self._quiet.quiet if self._quiet.pattern is not None else None
+        candidates, bulk = P.CANDIDATE_LINE.finditer, P.BULK_LINE.match
         streak, pos = 0, 0
         while pos < end:  # once more after each flood passed in bulk (see _run)
             resume = end
-            for m in P.CANDIDATE_LINE.finditer(buf, pos, end):
-                start, stop = m.start() + 1, m.end()
-                if P.BULK_LINE.match(buf, start - 1):
+            for m in candidates(buf, pos, end):
+                newline, stop = m.span()
+                start = newline + 1
+                if bulk(buf, newline):
                     epochs.append(start)
-                elif is_quiet is not None and is_quiet(m[0][1:]):
+                elif is_quiet is not None and is_quiet(buf[start:stop]):
                     if self._add_quiet(quiet, (start, start, 1, stop)):
                         streak += 1
                         if streak >= RUN_LINES:  # a flood of prints: the rest in bulk
@@ -210,13 +219,39 @@ class FileScanner:
                     starts.append(start)
                 streak = 0
             streak, pos = 0, resume
-        extra: set[int] = set()
-        for marker in P.INFO_MARKERS:
-            for m in marker.finditer(buf, 0, end):
-                extra.add(buf.rfind(b"\n", 0, m.start()) + 1)
+        extra = self._marked(buf, end)
         if extra:
             starts = sorted(extra.union(starts))
         return starts, epochs, quiet
+
+    def _marked(self, buf: bytes, end: int) -> set[int]:
+        """Starts of the INFO lines with a compile marker; those that are a compile stage's
+        timing and nothing else go to self._stages with their fields, to be read fast."""
+        found: set[int] = set()
+        stages = self._stages
+        stages.clear()
+        for index, marker in enumerate(P.INFO_MARKERS):
+            for m in marker.finditer(buf, 0, end):
+                start = buf.rfind(b"\n", 0, m.start()) + 1
+                if start in found:
+                    stages.pop(start, None)  # two markers: read it whole
+                    continue
+                found.add(start)
+                if index == 0 and self._fast_stages:
+                    stage = P.STAGE_LINE.match(buf, start)
+                    if stage is not None and self._only_stage(buf, stage, end):
+                        stages[start] = stage
+        return found
+
+    def _only_stage(self, buf: bytes, stage: re.Match[bytes], end: int) -> bool:
+        """The stage line `stage` matched is ASCII, not too long, and its message holds no
+        literal of another fact (P.stage_only)."""
+        start, msg = stage.start(), stage.start("msg")
+        stop = buf.find(b"\n", msg, end + 1)
+        stop = stop if stop != -1 else end
+        if stop - start > MAX_LINE or not buf[start:stop].isascii():
+            return False
+        return P.stage_only().search(buf, msg, stop) is None
 
     def _run(
         self,
@@ -269,10 +304,11 @@ class FileScanner:
         return False
 
     def _progress_starts(self, buf: bytes, starts: list[int]) -> list[int]:
-        """Starts of the LossMonitor lines to parse; the others are only counted, and their
-        epochs noted. The ones parsed are the last ones of the block back to the 16th
-        positive interval between them (the cadence is the median of the last 16), or all of
-        them: so the cadence is the same however the file is cut into blocks or pieces."""
+        """Starts of the LossMonitor lines to parse for progress; the others are only
+        counted, and their epochs noted (the rules read them all). The ones parsed are the
+        last ones of the block back to the 16th positive interval between them (the cadence
+        is the median of the last 16), or all of them: so the cadence is the same however
+        the file is cut into blocks or pieces."""
         if not starts:
             return []
         keep = _parsed_from(buf, starts)
@@ -287,20 +323,20 @@ class FileScanner:
         if not self.extractor.first_time_known:
             self.extractor.note_first_time(first_header_time(buf, 0, end))
         starts, epochs, quiet = self._starts(buf, end)
-        bulk = self._progress_starts(buf, epochs)
-        if bulk:
-            starts = sorted([*starts, *bulk])
-        chosen = set(bulk)
+        parsed = set(self._progress_starts(buf, epochs))
+        bulk = set(epochs)
+        if epochs:
+            starts = sorted([*starts, *epochs])
         self._at = self._lines, 1
         q = 0
         for start in starts:
             if q < len(quiet) and quiet[q][0] < start:
                 q = self._pass_quiet(buf, end, quiet, q, bisect.bisect_left(quiet, (start,), q))
-            self._read(buf, end, start, start in chosen)
+            self._read(buf, end, start, start in bulk, start in parsed)
         if q < len(quiet):
             self._pass_quiet(buf, end, quiet, q, len(quiet))
         lineno, counted = self._at
-        self._lines = lineno + buf.count(b"\n", counted, end + 1)
+        self._lines = lineno + P.newlines(buf, counted, end + 1)
         self._settle(buf, end)
         self.extractor.block_time = self._block_end_time(buf, end) or self.extractor.block_time
 
@@ -314,31 +350,39 @@ class FileScanner:
             if extractor.at_rest():
                 lineno, counted = self._at
                 final = quiet[stop - 1][1]
-                lineno += buf.count(b"\n", counted, final)
+                lineno += P.newlines(buf, counted, final)
                 self._at = lineno, final
                 extractor.quiet_lines(count + sum(r[2] for r in quiet[i + 1 : stop]), lineno + 1)
                 break
-            self._read(buf, end, start, False)
+            self._read(buf, end, start)
             if count == 1:
                 i += 1
             else:
                 quiet[i] = (buf.find(b"\n", start) + 1, last, count - 1, newline)
         return stop
 
-    def _read(self, buf: bytes, end: int, start: int, progress: bool) -> None:
-        """Parse the line starting at buf[start]."""
+    def _read(
+        self, buf: bytes, end: int, start: int, bulk: bool = False, parse: bool = False
+    ) -> None:
+        """Parse the line starting at buf[start]; `bulk`: a LossMonitor line, read for
+        progress only when `parse` (see _progress_starts)."""
         lineno, counted = self._at
-        lineno += buf.count(b"\n", counted, start)
+        lineno += P.newlines(buf, counted, start)
         self._at = lineno, start
+        stage = self._stages.pop(start, None)
+        if stage is not None:
+            pid, ts, _, name, ms = (g.decode("ascii") for g in stage.groups())
+            self.extractor.stage_line(pid, ts, name, ms, lineno + 1, start)
+            return
         stop = buf.find(b"\n", start, end + 1)
         raw = buf[start : stop if stop != -1 else end]
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         text = self._decode(raw)
-        if progress:
-            self.extractor.progress_line(text, lineno + 1, Around(buf, start))
+        offset = self._offset + start - 1
+        if bulk:
+            self.extractor.progress_line(text, lineno + 1, Around(buf, start), offset, parse)
         else:
-            offset = self._offset + start - 1
             self.extractor.line(text, lineno + 1, offset, Around(buf, start))
 
     def _decode(self, raw: bytes) -> str:

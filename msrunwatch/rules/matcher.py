@@ -130,12 +130,17 @@ class LineMatcher:
         kind: str = "",
         frame: str | None = None,
         lineno: int | None = None,
+        every_rule: bool = False,
     ) -> list[LineMatch]:
         """Every rule that matches the line (and whose `when` holds for it); `kind` and
         `frame` say what the reader knows of the line's place (see rules.variables.LINE).
         A rule whose pattern runs out of time on the line, or out of budget, is counted as
         abandoned (with `lineno`, when the reader gives it). A line met again as it was
-        (with the same time: a flood of one message) gives what it gave, searching nothing."""
+        (with the same time: a flood of one message) gives what it gave, searching nothing.
+        `every_rule`: no shortcut at all (the reader's are off, see read.shortcuts): every
+        rule's pattern is searched and its outcome worked out, nothing remembered."""
+        if every_rule:
+            return self._match(line, level, kind, frame, lineno, every_rule=True)
         key = (line, level, kind, frame)
         known = self._lines.get(key)
         if known is not None:
@@ -149,10 +154,23 @@ class LineMatcher:
         return found
 
     def _match(
-        self, line: str, level: str, kind: str, frame: str | None, lineno: int | None
+        self,
+        line: str,
+        level: str,
+        kind: str,
+        frame: str | None,
+        lineno: int | None,
+        every_rule: bool = False,
     ) -> list[LineMatch]:
         found: list[LineMatch] = []
         self.gave_up = False
+        if every_rule:
+            for rule in self.rules:
+                m = self._search(rule, line, lineno)
+                outcome = None if m is None else _evaluate(rule, m, line, level, kind, frame)
+                if outcome is not None:
+                    found.append(outcome)
+            return found
         first = line[:1]
         for index in self._prefilter.candidates(line):
             starts = self._starts.get(index, _UNKNOWN)
