@@ -19,6 +19,7 @@ from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
 from msrunwatch.read.facts import FileFacts
+from msrunwatch.read.nodefacts import clock
 from msrunwatch.read.nodefacts.merge import Merged, merge
 from msrunwatch.read.nodefacts.nodes import COMPLETE, collect
 from msrunwatch.read.nodefacts.reader import FactsReader, is_facts
@@ -125,6 +126,28 @@ def merged(
         shown = "; ".join(reader.problems.lines()[:2]) or "no facts records"
         raise InputError(f"no facts could be read from {', '.join(targets)}: {shown}")
     return merge(collected, local, tolerance, rules_digest(rules))
+
+
+def local_clocks(
+    facts: Sequence[FileFacts], tolerance: float
+) -> tuple[list[FileFacts], dict[tuple[str, str], tuple[str, float, bool]] | None]:
+    """Logs of several hosts read here (node directories copied to one place): when the
+    registrations measure the clocks of at least two hosts, the times of a host whose clock
+    is measurably off the scheduler's (its interval excludes 0) are moved onto it, and each
+    file gets its clock's uncertainty for the judge's ties. Times are shown as logged where
+    the clocks agree, and the logs of one host are left as they are."""
+    table = clock.registrations(facts)
+    clocks = clock.measure(facts, tolerance)
+    if len(clocks.offsets) < 2:
+        return list(facts), None
+    moved, errors = [], {}
+    for f in facts:
+        domain = clock.domain_of(f, table)
+        offset = clocks.offsets.get(domain)
+        off = offset is not None and not offset.low <= 0.0 <= offset.high
+        moved.append(clock.shifted(f, clocks.shift(domain)) if off else f)
+        errors[(f.log_dir, f.path)] = (domain, clocks.error(domain), clocks.measured(domain))
+    return moved, errors
 
 
 def judged(

@@ -197,9 +197,10 @@ def triage(
     if facts and len(failed) == len(facts):
         raise InputError(f"no log could be read: {failed[0]}" + _more(len(failed) - 1))
     partial = [w for f in facts for w in f.warnings]
+    facts, clocks = cluster.local_clocks(facts, clock_tolerance)  # several hosts' logs
     run = assemble([*targets], facts)
     notes = [*warnings, *failed, *encoding_warnings(facts), *run.warnings, *partial]
-    return judge(run, rules, notes, ctx)
+    return judge(run, rules, notes, replace(ctx or Context(), clocks=clocks) if clocks else ctx)
 
 
 def _triage_facts(

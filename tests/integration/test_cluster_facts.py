@@ -128,6 +128,40 @@ def test_every_registered_node_gets_an_interval_holding_its_true_offset(
     assert total >= 5 and inside == total
 
 
+REAL_MULTI_NODE = [
+    "cpu_2nodes_noderank_ok", "cpu_2nodes_no_node_rank_ok", "cpu_2nodes_node1_killed",
+    "cpu_2nodes_no_node_rank_node1_killed", "cpu_2nodes_node1_utc8",
+    "cpu_2nodes_two_faults_node1_clock_behind", "cpu_wrong_master_addr_node1",
+]  # fmt: skip
+NEVER_REGISTERED = {"cpu_wrong_master_addr_node1": 1}
+"""Nodes of a run that never registered (a wrong master address): they have no bracket."""
+
+
+def test_the_real_multi_node_runs_are_all_checked() -> None:
+    bench = _bench("bench_cluster")
+    assert [p.name for p in bench.real_multi_node()] == sorted(REAL_MULTI_NODE)
+
+
+@pytest.mark.parametrize("name", REAL_MULTI_NODE)
+def test_every_node_of_a_real_run_gets_an_interval_holding_its_true_offset(name: str) -> None:
+    """Two msrun nodes on one host; node 1 8 h ahead (TZ) or 5 s behind (libfaketime) in
+    two of them: each node that registered gets a bracket, and it holds its true offset."""
+    bench = _bench("bench_cluster")
+    nodes, bracketed, inside, widest, _ = bench.real_clock_check(FIXTURES / name)
+    assert nodes - NEVER_REGISTERED.get(name, 0) == bracketed == inside
+    assert widest < 50.0  # milliseconds: a registration handshake on one host
+
+
+def test_two_faults_on_skewed_clocks_are_ordered_by_the_measured_offset(rules: list[Rule]) -> None:
+    """Rank 2's fault is logged 4.6 s before rank 0's on its node's clock (5 s behind), and
+    happened 0.4 s after it: logs copied to one place and facts merged both say rank 0."""
+    base = FIXTURES / "cpu_2nodes_two_faults_node1_clock_behind"
+    nodes = [str(base / f"node{k}/msrun_log") for k in (0, 1)]
+    report = triage(nodes, rules)
+    assert report.root_cause is not None and report.root_cause.ranks == (0,)
+    assert "rank(s) 2 hit the same fault later" in report.root_cause.reason
+
+
 def test_the_two_faults_without_clocks_are_a_tie_said_so(simulated: Path) -> None:
     out = subprocess.run(
         [*MSRUNWATCH, "triage", str(simulated / "two-faults-no-scheduler" / "facts")],
