@@ -22,7 +22,9 @@ from msrunwatch.read.nodefacts.nodes import collect
 from msrunwatch.read.nodefacts.write import rules_digest
 from msrunwatch.rules.model import Rule
 
-ACTIVE = frozenset({Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED})
+ACTIVE = frozenset(
+    {Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED, Status.WAITING}
+)
 UNSEEN = frozenset({BLIND, STALE, MISSING})
 """States in which what a node's ranks do now is not known."""
 
