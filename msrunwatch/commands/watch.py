@@ -22,7 +22,7 @@ from msrunwatch.commands.common import (
     rule_options,
     rules_of,
 )
-from msrunwatch.commands.watchcluster import add_options as cluster_options
+from msrunwatch.commands.watchopts import cluster_options, headless_options
 from msrunwatch.core.errors import UsageError
 
 FOREVER = math.inf
@@ -95,20 +95,6 @@ def _headless(args: argparse.Namespace, live: Any, arrival: Any) -> int:
             raise UsageError(f"{missing[0]}: did not appear within {args.wait:g}s")
     options = headless_options(args, poll=args.poll, publish=args.publish)
     return int(Headless(live, options).run())
-
-
-def headless_options(args: argparse.Namespace, **more: Any) -> Any:
-    """The HeadlessOptions the command line gives (`more`: what only some modes set)."""
-    from msrunwatch.live.headless import HeadlessOptions
-
-    return HeadlessOptions(
-        events=args.events,
-        metrics_port=args.metrics_port,
-        metrics_addr=args.metrics_addr,
-        on_finding=args.on_finding,
-        exit_when_done=args.exit_when_done,
-        **more,
-    )
 
 
 def _triage_args(args: argparse.Namespace) -> argparse.Namespace:

@@ -52,40 +52,9 @@ def _once(args: argparse.Namespace, run: Any) -> int:
 
 
 def _headless(args: argparse.Namespace, run: Any) -> int:
-    from msrunwatch.commands.watch import headless_options
+    from msrunwatch.commands.watchopts import headless_options
     from msrunwatch.live.cluster.metrics import ClusterCollector
     from msrunwatch.live.headless import Headless
 
     options = headless_options(args, hook_on_cause=True)
     return int(Headless(run, options, collector=ClusterCollector(run.clock)).run())
-
-
-def add_options(p: argparse.ArgumentParser) -> None:
-    group = p.add_argument_group("cluster (a job on many nodes)")
-    group.add_argument(
-        "--cluster",
-        action="store_true",
-        help="the DIR arguments are the nodes' watchers (host:port, URLs, a file listing "
-        "them) or a directory of their --publish snapshots: one view of the whole job",
-    )
-    group.add_argument(
-        "--interval",
-        type=float,
-        default=2.0,
-        metavar="SECONDS",
-        help="with --cluster: fetch every node's snapshot this often (default 2)",
-    )
-    group.add_argument(
-        "--expect-hosts",
-        metavar="FILE",
-        help="with --cluster: the job's hosts, one per line; each is named when nothing "
-        "comes from it, even before the scheduler's table lists it",
-    )
-    group.add_argument(
-        "--clock-tolerance",
-        type=float,
-        default=1.0,
-        metavar="SECONDS",
-        help="with --cluster: how far two nodes' clocks may differ where the logs cannot "
-        "measure it (default 1)",
-    )

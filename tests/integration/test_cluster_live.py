@@ -154,7 +154,10 @@ def test_a_killed_watcher_is_blind_and_its_ranks_never_look_healthy(
     stubs.clear()
     later = run.tick().report
     run.close()
-    assert nodes(later) == {"node0": ENDED}  # every rank had ended when it was last seen
+    assert nodes(later) == {"node0": BLIND}
+    statuses = {r.rank: r.status for r in later.ranks}
+    assert statuses[2] is Status.UNKNOWN  # it was waiting: what it does now is not known
+    assert [statuses[r] for r in (0, 1, 3)] == [Status.TIMED_OUT] * 3  # ended: kept
     assert {f.rule for f in later.findings} == findings
 
 
@@ -247,6 +250,20 @@ def test_a_restarted_central_view_has_the_whole_picture_after_one_poll(
     assert [(r.rank, r.status) for r in after.ranks] == [(r.rank, r.status) for r in before.ranks]
 
 
+def test_a_watcher_gone_after_its_ranks_finished_is_ended(
+    rules: list[Rule], stubs: list[Stub]
+) -> None:
+    stubs += [Stub(snapshot(TWO / "node1" / "msrun_log", "node1", rules))]
+    run = central([stubs[0].address], rules)
+    run.tick()
+    stubs[0].stop()
+    stubs.clear()
+    report = run.tick().report
+    run.close()
+    assert nodes(report) == {"node1": ENDED}
+    assert {r.status for r in report.ranks} == {Status.FINISHED}
+
+
 def test_a_final_snapshot_is_ended(rules: list[Rule], tmp_path: Path) -> None:
     body = snapshot(TWO / "node1" / "msrun_log", "node1", rules, final=True)
     (tmp_path / "node1.facts.jsonl").write_bytes(body)
@@ -288,7 +305,7 @@ def test_node_state_events_name_the_node_and_its_ranks(
     h.close()
     events = [json.loads(line) for line in out.getvalue().splitlines()]
     states = [(e["host"], e["state"], e["previous"]) for e in events if e["event"] == "node_state"]
-    assert states == [("node0", REPORTING, None), ("node0", ENDED, REPORTING)]
+    assert states == [("node0", REPORTING, None), ("node0", BLIND, REPORTING)]
 
 
 def msrunwatch(*args: str) -> subprocess.CompletedProcess[str]:

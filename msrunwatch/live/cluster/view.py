@@ -3,9 +3,10 @@
 What only a live view adds: how long each file has been quiet, from its node's own clock
 (the snapshot says when each file last grew and when it was taken; the central view adds
 the time since, measured on its own clock: no two machines' clocks are compared), and the
-node states. A node that is blind or stale is never healthy: its ranks are shown `unknown`
-with why, are never taken for the silent rank others waited on, and keep the faults their
-last snapshot showed.
+node states. A node that is blind or stale is never healthy: its ranks still running when
+last seen are shown `unknown` with why, their quiet time is not known (so they are never
+taken for the silent rank), and what their last snapshot showed is kept as evidence. A node
+no snapshot ever came from has its ranks (from the scheduler's table) never named silent.
 """
 
 from __future__ import annotations
@@ -160,7 +161,6 @@ def judge_view(states: Sequence[FeedState], options: Options, now: float) -> Jud
         collect(streams), (), options.tolerance, rules_digest(options.rules), options.expected
     )
     nodes = _live_views(merged.nodes, states, now)
-    unseen = frozenset(r for n in nodes if n.live in UNSEEN for r in n.ranks)
     quiet = _quiet(states, now)
     ctx = Context(
         now=_log_now(states, merged, now),
@@ -168,14 +168,8 @@ def judge_view(states: Sequence[FeedState], options: Options, now: float) -> Jud
         stall_after_s=options.stall_after_s,
         caught_up=True,
     )
-    view = replace(merged, blind=merged.blind | unseen, nodes=tuple(nodes))
-    report = judged([], options.rules, view, problems, ctx)
-    done = _done_nodes(report, nodes)
-    if done != nodes:  # a node that went blind after its ranks ended hides nothing
-        unseen = frozenset(r for n in done if n.live in UNSEEN for r in n.ranks)
-        view = replace(merged, blind=merged.blind | unseen, nodes=tuple(done))
-        report = judged([], options.rules, view, problems, ctx)
-    report = _unseen(report, done)
+    report = judged([], options.rules, replace(merged, nodes=tuple(nodes)), problems, ctx)
+    report = _unseen(report, _done_nodes(report, nodes))
     if report.outcome == "ok" and any(n.live in UNSEEN for n in report.nodes):
         report = replace(report, outcome="unknown")
     return Judged(report, _silences(report, quiet))
