@@ -120,12 +120,13 @@ def merged(
     local: Sequence[FileFacts],
     reader: FactsReader,
     tolerance: float,
+    expected: Sequence[str] = (),
 ) -> Merged:
     collected = collect(reader.streams.values())
     if not collected.nodes and not local:
         shown = "; ".join(reader.problems.lines()[:2]) or "no facts records"
         raise InputError(f"no facts could be read from {', '.join(targets)}: {shown}")
-    return merge(collected, local, tolerance, rules_digest(rules))
+    return merge(collected, local, tolerance, rules_digest(rules), expected)
 
 
 def local_clocks(

@@ -185,11 +185,14 @@ def triage(
     progress: Progress | None = None,
     ctx: Context | None = None,
     clock_tolerance: float = cluster.DEFAULT_TOLERANCE,
+    expected_hosts: Sequence[str] = (),
 ) -> Report:
     """Read every log of the targets and return the verdict; facts files from other nodes
-    among the targets make it the verdict over all of them (drivers.cluster)."""
+    among the targets make it the verdict over all of them (drivers.cluster), naming the
+    expected hosts that sent none."""
     if cluster.has_facts(targets):
-        return _triage_facts(targets, rules, consoles, progress, ctx, clock_tolerance)
+        facts_of = (consoles, progress, ctx, clock_tolerance, expected_hosts)
+        return _triage_facts(targets, rules, *facts_of)
     warnings: list[str] = []
     files = find_logs(targets, consoles, warnings)
     facts = scan_all(files, rules, progress)
@@ -210,13 +213,14 @@ def _triage_facts(
     progress: Progress | None,
     ctx: Context | None,
     tolerance: float,
+    expected: Sequence[str] = (),
 ) -> Report:
     """Facts of other nodes, with any log directories given beside them read here."""
     reader, logs, failed = cluster.read_targets(targets)
     warnings: list[str] = []
     files = find_logs(logs, consoles, warnings) if logs or consoles else []
     local = scan_all(files, rules, progress)
-    view = cluster.merged(targets, rules, local, reader, tolerance)
+    view = cluster.merged(targets, rules, local, reader, tolerance, expected)
     problems = [f"facts: {p}" for p in reader.problems.lines()]
     notes = [*failed, *problems, *warnings, *encoding_warnings(local)]
     return cluster.judged(targets, rules, view, notes, ctx)

@@ -152,6 +152,26 @@ def test_every_node_of_a_real_run_gets_an_interval_holding_its_true_offset(name:
     assert widest < 50.0  # milliseconds: a registration handshake on one host
 
 
+def test_an_expected_host_that_sent_nothing_is_named_without_a_schedulers_table(
+    rules: list[Rule], tmp_path: Path
+) -> None:
+    """Node 1's facts alone (no scheduler's log among them) and --expect-hosts naming both:
+    node0 is missing, and a healthy-looking node never makes the run ok."""
+    node1 = FIXTURES / "cpu_2nodes_no_node_rank_ok" / "node1" / "msrun_log"
+    facts_file(node1, tmp_path / "node1.facts.jsonl", "node1", rules)
+    (tmp_path / "hosts.txt").write_text("node0\nnode1\n")
+    out = subprocess.run(
+        [*MSRUNWATCH, "triage", str(tmp_path / "node1.facts.jsonl"), "--format", "json",
+         "--expect-hosts", str(tmp_path / "hosts.txt")],
+        capture_output=True, text=True, cwd=ROOT,
+    )  # fmt: skip
+    report = json.loads(out.stdout)
+    states = {n["host"]: n["state"] for n in report["nodes"]}
+    assert states == {"node1": "complete", "node0": "missing"}
+    assert report["outcome"] == "unknown"
+    assert any("node node0 (no ranks known): missing" in w for w in report["warnings"])
+
+
 def test_two_faults_on_skewed_clocks_are_ordered_by_the_measured_offset(rules: list[Rule]) -> None:
     """Rank 2's fault is logged 4.6 s before rank 0's on its node's clock (5 s behind), and
     happened 0.4 s after it: logs copied to one place and facts merged both say rank 0."""
