@@ -27,6 +27,7 @@ from msrunwatch.judge.statuses import (
     silent_ranks,
     with_rank_effects,
 )
+from msrunwatch.read.cluster import Group
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Rule
@@ -174,6 +175,11 @@ def _with_stages(run: RunFacts, ctx: Context) -> Context:
     return replace(ctx, stages=stages, stage_of=lambda rank: min(rank // per, stages - 1))
 
 
+def _groups(run: RunFacts) -> dict[int, dict[str, Group]]:
+    """Each rank's communicator groups by name (a peer named within a group is found so)."""
+    return {r.rank: {g.name: g for f in r.files for g in f.groups} for r in run.ranks}
+
+
 def judge(
     run: RunFacts, rules: Sequence[Rule], warnings: Sequence[str] = (), ctx: Context | None = None
 ) -> Report:
@@ -190,7 +196,7 @@ def judge(
     statuses = with_rank_effects(statuses, own_sightings(ranked))
     world = run.expected_ranks or len(run.ranks)
     cause = rootcause.from_causes(found, ctx.clocks) or rootcause.from_peers(
-        found, plain, world, ctx.blind
+        found, plain, world, ctx.blind, _groups(run)
     )
     figures = values(run_figures(run, plain, ctx, LineEvidence.of(run, found)))
     env = _run_env(_run_state(run, plain, found, cause, silences, ctx.blind), figures)

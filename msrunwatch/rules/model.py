@@ -40,6 +40,11 @@ class Peer:
     """The category the named rank gets as the root cause."""
     if_ended: str | None = None
     """Its category when its log ended normally: it left while others still needed it."""
+    group: str | None = None
+    """The capture naming the communicator group `rank` counts in (HCCL names peers by their
+    rank in the group): the group's members, as the logging rank's log created it, turn it
+    into a global rank; a line that names no group, or one its log never created, names no
+    peer."""
 
 
 @dataclass(frozen=True)
