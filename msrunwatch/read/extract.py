@@ -80,6 +80,7 @@ class Extractor:
         self._assigned: dict[str, int] = {}
         """Scheduler: the rank it assigned each node id (no `--node_rank`)."""
         self._unregistered: list[str] = []
+        self._timed_out: dict[str, float | None] = {}
         self._cluster = ClusterLines()
         self._worker_starts: list[tuple[int, str]] = []
         self._worker_exits: list[WorkerExit] = []
@@ -334,6 +335,8 @@ class Extractor:
             )
         elif m := P.UNREGISTERED.search(msg):
             self._unregistered.append(m["node"])
+        elif m := P.TIMED_OUT.search(msg):
+            self._timed_out.setdefault(m["node"], when)
         elif m := P.ASSIGNED.search(msg):
             self._assigned[m["node"]] = int(m["rank"])
 
@@ -518,6 +521,8 @@ class Extractor:
         self._registrations.update(later._registrations)
         self._assigned.update(later._assigned)
         self._unregistered.extend(later._unregistered)
+        for node, when in later._timed_out.items():
+            self._timed_out.setdefault(node, when)
         self._cluster.absorb(later._cluster)
         self._worker_starts.extend(later._worker_starts)
         self._worker_exits.extend(replace(e, line=e.line + shift) for e in later._worker_exits)
@@ -614,6 +619,7 @@ class Extractor:
                 for r in self._registrations.values()
             ),
             unregistered_nodes=tuple(self._unregistered),
+            timed_out_nodes=tuple(self._timed_out.items()),
             worker_starts=tuple(self._worker_starts),
             worker_exits=tuple(self._worker_exits),
             kill_all_time=self._kill_all_time,

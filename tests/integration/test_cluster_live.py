@@ -110,7 +110,10 @@ def stubs() -> Iterator[list[Stub]]:
 
 
 def central(sources: list[str], rules: list[Rule], **given: Any) -> ClusterRun:
-    return ClusterRun(Sources(sources), Options(rules), **{"interval_s": 0.0, **given})
+    """A central view polling at every tick; its fetches wait long enough for a busy
+    machine (the hostile test gives its own bound)."""
+    settings = {"interval_s": 0.0, "timeout_s": 30.0, **given}
+    return ClusterRun(Sources(sources), Options(rules), **settings)
 
 
 def published(folder: Path, rules: list[Rule]) -> None:

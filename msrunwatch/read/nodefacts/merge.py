@@ -179,7 +179,7 @@ def merge(
             "as they are (hits of rules not known here are left out, rules added since did "
             "not read their logs)"
         )
-    views = _views(collected, table, clocks, expected)
+    views = _with_timeouts(_views(collected, table, clocks, expected), files, table)
     lacking = [v for v in views if v.state != COMPLETE]
     warnings.extend(f"node {v.name} ({_ranks(v.ranks)}): {v.state}, {v.why}" for v in lacking)
     seen = _file_ranks(moved)
@@ -187,6 +187,25 @@ def merge(
     return Merged(
         tuple(moved), tuple(views), errors, offsets, clocks.reference, tuple(warnings), blind
     )
+
+
+def _with_timeouts(
+    views: list[NodeView], files: Sequence[FileFacts], table: Mapping[str, Registration]
+) -> list[NodeView]:
+    """A node without its facts gets the scheduler's word on it: the ranks it timed out."""
+    lost: dict[str, list[int]] = {}
+    for f in files:
+        for node, _ in f.timed_out_nodes:
+            registered = table.get(node)
+            if registered is not None:
+                lost.setdefault(_short(registered.host), []).append(registered.rank)
+    out = []
+    for view in views:
+        ranks = sorted(set(lost.get(_short(view.name), ())))
+        if ranks and view.state != COMPLETE:
+            view = replace(view, why=f"{view.why}; the scheduler timed out {_ranks(ranks)}")
+        out.append(view)
+    return out
 
 
 def _clock_notes(clocks: clock.Clocks) -> list[str]:

@@ -163,14 +163,20 @@ class Stream:
         yield from self._some(self._line("file", record))
         for number, part in enumerate(parts, 1):
             yield from self._some(self._line("hits", {"fid": fid, "part": number, "hits": part}))
-        if facts.role is FileRole.SCHEDULER and facts.registrations:
+        if facts.role is FileRole.SCHEDULER and (facts.registrations or facts.timed_out_nodes):
             yield from self._table(fid, facts)
 
     def _table(self, fid: int, facts: FileFacts) -> Iterator[str]:
         table = [encode.registration(r, self.cuts) for r in facts.registrations]
-        parts = _split(table, TABLE_BUDGET, TABLE_BUDGET)
+        timed_out = encode.timed_out(facts.timed_out_nodes, self.cuts)
+        first = TABLE_BUDGET - _size(timed_out)
+        parts = _split(table, TABLE_BUDGET, max(first, 0)) or [[]]
         for number, part in enumerate(parts, 1):
-            body = {"fid": fid, "part": number, "parts": len(parts), "registered": part}
+            body: dict[str, Any] = {
+                "fid": fid, "part": number, "parts": len(parts), "registered": part
+            }  # fmt: skip
+            if number == 1 and timed_out:
+                body["timed_out"] = timed_out
             yield from self._some(self._line("scheduler", body))
 
     def _end(self) -> str | None:
