@@ -36,7 +36,8 @@ def cmd_watch_cluster(args: argparse.Namespace, terminal: bool) -> int:
             return _once(args, run)
         from msrunwatch.tui.launch import run_tui  # type: ignore[import-not-found,unused-ignore]
 
-        return int(run_tui(run, tick_s=0.25, exit_when_done=args.exit_when_done))
+        shown = [f"--cluster {' '.join(run.cluster)}"]
+        return int(run_tui(run, 0.25, None, args.exit_when_done, shown))
     finally:
         run.close()
 

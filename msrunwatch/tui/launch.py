@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 from msrunwatch.live.observer import Arrival
 from msrunwatch.live.run import Engine
@@ -18,11 +19,15 @@ def run_tui(
     tick_s: float = 0.25,
     arrival: Arrival | None = None,
     exit_when_done: bool = False,
+    shown: Sequence[str] | None = None,
 ) -> int:
     """Show the live view until the user quits (or, with `exit_when_done`, the run ends);
-    returns triage's exit code for the run, 2 when a target never appeared."""
+    returns triage's exit code for the run, 2 when a target never appeared; `shown`: what
+    the header says is watched, when not the engine's targets (the cluster view's sources)."""
     feed = LiveFeed(live, tick_s, arrival)
-    app = MsrunwatchApp(feed, live.targets, exit_when_done=exit_when_done)
+    app = MsrunwatchApp(
+        feed, live.targets if shown is None else shown, exit_when_done=exit_when_done
+    )
     code = app.run()
     feed.stop()
     feed.join(JOIN_S)
