@@ -21,6 +21,7 @@ from msrunwatch.commands import check, completion, estimate, facts, rules, triag
 from msrunwatch.core.errors import MsrunwatchError, UsageError
 from msrunwatch.core.exit_codes import ExitCode
 from msrunwatch.core.sanitize import terminal
+from msrunwatch.core.stopping import Terminated, sigterm_raises
 
 __all__ = ["COMMANDS", "UsageError", "main"]
 
@@ -126,13 +127,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if handler is None:
             parser.parse_args([*args_in, "--help"])
             return ExitCode.USAGE
-        return int(handler(args))
+        if args.command == "watch":  # the live loops stop on SIGTERM their own way
+            return int(handler(args))
+        with sigterm_raises():
+            return int(handler(args))
     except MsrunwatchError as exc:
-        print(f"msrunwatch: error: {exc}", file=sys.stderr)
+        print(f"msrunwatch: error: {terminal(str(exc))}", file=sys.stderr)
         return ExitCode.USAGE
     except KeyboardInterrupt:
         print("msrunwatch: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
+    except Terminated:
+        print("msrunwatch: terminated", file=sys.stderr)
+        return ExitCode.TERMINATED
     except BrokenPipeError:
         return ExitCode.OK
     except Exception as exc:  # a bug: one line and exit 2, never exit 1 ("faults found")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from msrunwatch.core.errors import UsageError
+from msrunwatch.core.sanitize import terminal
 
 if TYPE_CHECKING:
     from msrunwatch.drivers.settings import Settings
@@ -72,13 +73,13 @@ def output_options(parser: argparse.ArgumentParser) -> None:
 def note(args: argparse.Namespace, text: str) -> None:
     """A one-line note on stderr, unless -q."""
     if not getattr(args, "quiet", False):
-        print(f"msrunwatch: {text}", file=sys.stderr, flush=True)
+        print(f"msrunwatch: {terminal(text)}", file=sys.stderr, flush=True)
 
 
 def verbose(args: argparse.Namespace, text: str) -> None:
     """A line on stderr only with -v."""
     if getattr(args, "verbose", False) and not getattr(args, "quiet", False):
-        print(f"msrunwatch: {text}", file=sys.stderr, flush=True)
+        print(f"msrunwatch: {terminal(text)}", file=sys.stderr, flush=True)
 
 
 PROGRESS_BYTES = 256 << 20
@@ -117,12 +118,16 @@ def use_color(choice: str, stream: Any) -> bool:
 
 
 def write(text: str, output: str | None) -> None:
-    """Print, or write to --output (never a traceback on a bad path)."""
+    """Print, or write to --output (never a traceback on a bad path). A file is written
+    whole or not at all (core.fileio.write_whole): a SIGTERM or a full disk leaves no
+    cut-off report behind."""
     if output is None or output == "-":
         sys.stdout.write(text)
         return
+    from msrunwatch.core.fileio import write_whole
+
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        write_whole(Path(output), text.encode("utf-8", "surrogateescape"))
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc.strerror}") from None
 

@@ -26,9 +26,9 @@ def cmd_rules_list(args: argparse.Namespace) -> int:
 
     rules = [r for r in rules_of(args) if not args.scope or r.scope.value in args.scope]
     if args.format == "markdown":
-        write(ruledoc.markdown_index(rules, builtin_rules_dir().resolve()), args.output)
+        write(shown(ruledoc.markdown_index(rules, builtin_rules_dir().resolve())), args.output)
     else:
-        write(ruledoc.table(rules), args.output)
+        write(shown(ruledoc.table(rules)), args.output)
     return ExitCode.OK
 
 
@@ -47,7 +47,7 @@ def cmd_rules_show(args: argparse.Namespace) -> int:
         raise UsageError(f"no rule {args.id!r}{hint}")
     path = cases_file(rule)
     cases = [(c.name, c.fires) for c in load_cases(path)] if path.exists() else []
-    write(ruledoc.page(rule, cases), None)
+    write(shown(ruledoc.page(rule, cases)), None)
     return ExitCode.OK
 
 
@@ -63,17 +63,17 @@ def cmd_rules_check(args: argparse.Namespace) -> int:
     cases, case_errors = rulecheck.all_cases(checked)
     errors += case_errors
     for error in errors:
-        print(error, file=sys.stderr)
+        print(shown(str(error)), file=sys.stderr)
     results = [rulecheck.run_case(c, everything) for c in cases]
     failed = [r for r in results if not r.ok]
     for result in failed:
-        print(f"{result.case.path}:{result.case.line}: FAIL {result.case.id}")
+        print(shown(f"{result.case.path}:{result.case.line}: FAIL {result.case.id}"))
         for problem in result.problems:
-            print(f"    {problem}")
+            print(shown(f"    {problem}"))
     strict = rulecheck.strict_problems(checked, cases) if args.strict else []
     warnings = rulecheck.strict_warnings(checked) if args.strict else []
     for problem in [*strict, *warnings]:
-        print(problem)
+        print(shown(problem))
     print(
         f"{len(checked)} rules, {len(cases)} cases: {len(results) - len(failed)} passed, "
         f"{len(failed)} failed"
@@ -84,6 +84,13 @@ def cmd_rules_check(args: argparse.Namespace) -> int:
     if errors:
         return ExitCode.USAGE
     return ExitCode.FINDINGS if failed or strict else ExitCode.OK
+
+
+def shown(text: str) -> str:
+    """User rules and cases are hostile text: their controls shown as escapes, lines kept."""
+    from msrunwatch.core.sanitize import terminal
+
+    return terminal(text, newlines=True)
 
 
 def cmd_rules_vars(args: argparse.Namespace) -> int:

@@ -14,3 +14,5 @@ class ExitCode(IntEnum):
     """Bad arguments, unreadable input or invalid rules; a one-line error on stderr."""
     INTERRUPTED = 130
     """Stopped by Ctrl+C."""
+    TERMINATED = 143
+    """Stopped by SIGTERM (128 + 15, as a shell reports a process SIGTERM killed)."""

@@ -11,6 +11,7 @@ on the descriptor itself. Reads stop at a cap counted in bytes actually read, wh
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -33,6 +34,10 @@ class NotRegularFile(OSError):
         super().__init__(errno.EINVAL, f"not a regular file ({kind})", str(path))
         self.kind = kind
 
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        """Picklable as raised (a reader process hands it to the parent)."""
+        return type(self), (str(self.filename), self.kind)
+
 
 class FileTooLarge(OSError):
     """More bytes than the reader's cap: the file is not read at all."""
@@ -40,6 +45,9 @@ class FileTooLarge(OSError):
     def __init__(self, path: str | Path, cap: int) -> None:
         super().__init__(errno.EFBIG, f"larger than {cap:,} bytes", str(path))
         self.cap = cap
+
+    def __reduce__(self) -> tuple[type, tuple[str, int]]:
+        return type(self), (str(self.filename), self.cap)
 
 
 def kind_of(mode: int) -> str | None:
@@ -95,3 +103,28 @@ def read_head(path: str | Path, size: int) -> bytes:
         return os.read(fd, size)
     finally:
         os.close(fd)
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write a file whole or not at all: into a temporary file beside it, then renamed over
+    it, so a reader (or a stop half-way: SIGTERM, Ctrl+C, a full disk) never sees part of
+    it. What is not a regular file (`/dev/stdout`, a FIFO) is written to as it is."""
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return
+    if st is not None and os.path.islink(path):  # replace the file, keep the link
+        path = Path(os.path.realpath(path))
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.part")
+    try:
+        with open(temporary, "xb") as fh:
+            fh.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

@@ -6,6 +6,12 @@ carriage return that overprints what came before, bidirectional overrides that r
 what is read, and, for Markdown, HTML and line breaks that forge headings, links or
 images in a job summary. Every renderer passes such text through one of these functions;
 the TUI calls `terminal` too.
+
+A file or directory name is bytes, not always UTF-8 (a GBK name from a Chinese-locale
+cluster): Python holds each byte that does not decode as a lone surrogate (U+DC80 to
+U+DCFF), which no UTF-8 output can carry. Such a byte is shown as `\\xNN`, the escape of a
+control character, on a terminal, in text and XML, and as the same text inside a JSON
+string (`json_document`), so every output stays valid UTF-8 and the name stays legible.
 """
 
 from __future__ import annotations
@@ -13,10 +19,13 @@ from __future__ import annotations
 import re
 
 _CONTROLS = re.compile(
-    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff"
+    "\ud800-\udfff]"
 )
 """C0 controls but tab, DEL, C1 controls (CSI and OSC have one-character forms there), line
-and paragraph separators, and the invisible bidirectional marks and overrides."""
+and paragraph separators, the invisible bidirectional marks and overrides, and surrogates
+(a name's bytes that are not UTF-8)."""
+_SURROGATES = re.compile("[\ud800-\udfff]")
 _MARKDOWN = re.compile(r"[\\`*\[\]|]")
 """Characters Markdown reads as syntax in the middle of a line (code, emphasis, links and
 images, table cells): each gets a backslash. `_` is left alone (paths and ids are full of
@@ -29,7 +38,26 @@ _HTML_CHARS = re.compile('[&<>"]')
 
 def _visible(m: re.Match[str]) -> str:
     code = ord(m.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a name that is not UTF-8 (surrogateescape)
+        code -= 0xDC00
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def name(text: str) -> str:
+    """Text with the bytes of a name that are not UTF-8 shown as `\\xNN` (nothing else
+    changes): for outputs that escape control characters their own way (XML)."""
+    if _SURROGATES.search(text) is None:
+        return text
+    return _SURROGATES.sub(_visible, text)
+
+
+def json_document(text: str) -> str:
+    """A JSON document (written with `ensure_ascii=False`) as valid UTF-8: a name's byte
+    that is not UTF-8, held as a lone surrogate inside a string, becomes the text `\\xNN`
+    there (a backslash escaped as JSON wants it)."""
+    if _SURROGATES.search(text) is None:
+        return text
+    return _SURROGATES.sub(lambda m: "\\" + _visible(m), text)
 
 
 def terminal(text: str, newlines: bool = False) -> str:

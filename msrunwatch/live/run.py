@@ -34,6 +34,7 @@ from msrunwatch.read.discover import (
     file_size,
     log_file,
 )
+from msrunwatch.read.encoding import Transcoder, note
 from msrunwatch.read.facts import FileFacts
 from msrunwatch.read.runstate import assemble
 from msrunwatch.read.scan import FileScanner
@@ -89,6 +90,11 @@ class _Tracked:
     mtime: float | None = None
     behind: bool = True
     """More bytes are known to be waiting (catch-up, or a burst bigger than one read)."""
+    transcoder: Transcoder | None = None
+    """A UTF-16 or UTF-32 log's decoder (read.encoding): its bytes reach the scanner as UTF-8."""
+
+    def decoded(self, data: bytes) -> bytes:
+        return self.transcoder.feed(data) if self.transcoder else data
 
 
 @dataclass(frozen=True)
@@ -221,7 +227,15 @@ class LiveRun:
         self._known.add(path)
         key = path.resolve()
         if key not in self._files:
-            self._files[key] = _Tracked(log, FileTail(log.path), self._scanner(log))
+            root = Path(log.log_dir) if log.log_dir in self.targets else None
+            root = root if root is not None and root.is_dir() else None
+            tracked = _Tracked(log, FileTail(log.path, root), self._scanner(log))
+            tracked.transcoder = Transcoder(log.encoding) if log.encoding else None
+            self._files[key] = tracked
+            self._urgent = True
+        elif self._files[key].log.path != path:  # as triage says it: read once, and said
+            first = self._files[key].log.path
+            self._skipped[path] = f"skipped {path}: another path to {first}, already read"
             self._urgent = True
 
     def _scanner(self, log: LogFile) -> FileScanner:
@@ -250,6 +264,7 @@ class LiveRun:
         restarted = None
         if got.change in (Change.TRUNCATED, Change.REPLACED):
             tracked.scanner = self._scanner(tracked.log)
+            tracked.transcoder = Transcoder(tracked.log.encoding) if tracked.log.encoding else None
             self._matcher.forget(str(key))
             tracked.facts, tracked.stale, self._urgent = None, True, True
             restarted = tracked.log.rel
@@ -258,7 +273,7 @@ class LiveRun:
         if got.data:
             news = tracked.scanner.news()
             self._matcher.reading(str(key))
-            tracked.scanner.feed(got.data)
+            tracked.scanner.feed(tracked.decoded(got.data))
             tracked.stale = True
             self._urgent = self._urgent or tracked.scanner.news() != news
         tracked.behind = len(got.data) >= min(PER_FILE, budget) > 0
@@ -267,12 +282,15 @@ class LiveRun:
     def warnings(self) -> list[str]:
         """What is not being read as it should, now: unlistable directories, files that are
         not regular or cannot be opened, lines rules gave up on."""
+        encoded = [note(t.log.path, t.log.encoding) for t in self._files.values() if t.log.encoding]
         given_up = [
             a.describe(str(t.log.path))
             for key, t in self._files.items()
             for a in self._matcher.abandoned(str(key))
         ]
-        return [*self._listing, *self._skipped.values(), *self._errors.values(), *given_up]
+        said = [*self._listing, *self._skipped.values(), *self._errors.values(), *given_up]
+        said += encoded
+        return list(dict.fromkeys(said))  # a file swapped for a link out: listing and read
 
     # -- ticks ------------------------------------------------------------------------
 

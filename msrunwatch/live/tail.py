@@ -25,6 +25,7 @@ from pathlib import Path
 
 from msrunwatch.core.compat import StrEnum, dataclass
 from msrunwatch.core.fileio import open_regular
+from msrunwatch.read.discover import outside
 
 HEAD = 4096
 """Bytes of a file's start whose hash is kept to notice it was rewritten."""
@@ -60,8 +61,11 @@ def _identity(st: os.stat_result) -> tuple[int, int]:
 class FileTail:
     """Offset-based reader of one growing file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, root: Path | None = None) -> None:
         self.path = path
+        self.root = root
+        """The log directory: a path swapped for a symlink leading out of it is not opened
+        (listing skips such a link; a file already followed must not read through it)."""
         self.offset = 0
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
@@ -145,6 +149,9 @@ class FileTail:
         cannot be opened, or names another file than the one read so far)."""
         if self._fd is not None:
             return self._fd
+        escape = None if self.root is None else outside(self.path, self.root)
+        if escape is not None:
+            raise Escaped(escape)
         fd = open_regular(self.path)
         opened = _identity(os.fstat(fd))
         if self._identity is None:
@@ -173,8 +180,14 @@ class FileTail:
         return data
 
 
+class Escaped(OSError):
+    """The path became a symlink out of the log directory: said as the listing says it."""
+
+
 def _why(path: Path, exc: OSError) -> str:
     """An open that failed, in words; running out of descriptors says what to do."""
+    if isinstance(exc, Escaped):
+        return str(exc.args[0])
     if exc.errno in (errno.EMFILE, errno.ENFILE):
         return f"cannot open {path}: too many open files (raise `ulimit -n`); tried again"
     return f"cannot open {path}: {exc.strerror or exc}"

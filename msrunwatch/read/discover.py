@@ -13,11 +13,13 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Optional
 
 from msrunwatch.core.compat import dataclass
 from msrunwatch.core.errors import InputError
 from msrunwatch.core.fileio import kind_of, read_head
 from msrunwatch.core.numbers import to_int
+from msrunwatch.read import encoding
 from msrunwatch.read.facts import FileRole
 
 Warnings = list[str]
@@ -87,6 +89,12 @@ class LogFile:
     role: FileRole
     rank_from_name: int | None
     size: int
+    identity: tuple[int, int] | None = None
+    """(device, inode) of the file the path led to when listed: two paths to one file (a
+    symlink, a hard link, a directory given twice) are read once."""
+    encoding: str | None = None
+    """The codec of a UTF-16 or UTF-32 log (read.encoding), decoded as it is read; None for
+    bytes read as they are."""
 
 
 def sniff(head: bytes) -> FileRole | None:
@@ -107,11 +115,13 @@ def sniff(head: bytes) -> FileRole | None:
     return FileRole.WORKER
 
 
-def _classify(
-    path: Path, parent_rank: int | None, warnings: Warnings
-) -> tuple[FileRole, int | None] | None:
-    """Role and rank hint of one file, or None to skip it (with a warning when it looked
-    like a log but is not a regular file or cannot be read)."""
+Classified = tuple[FileRole, Optional[int], Optional[str]]
+"""Role, rank hint, and the codec of a UTF-16 or UTF-32 log."""
+
+
+def _classify(path: Path, parent_rank: int | None, warnings: Warnings) -> Classified | None:
+    """Role, rank hint and encoding of one file, or None to skip it (with a warning when
+    it looked like a log but is not a regular file or cannot be read)."""
     name = path.name
     m = _WORKER_NAME.match(name)
     if m is None and _never_a_log(name):
@@ -121,17 +131,20 @@ def _classify(
     except OSError as exc:
         warnings.append(f"skipped {path}: {_why(exc)}")
         return None
+    codec = encoding.detect(head)
+    if codec is not None:
+        head = encoding.Transcoder(codec).feed(head)
     if name == "scheduler.log":
-        return FileRole.SCHEDULER, None
+        return FileRole.SCHEDULER, None, codec
     if m is not None:
         role = sniff(head) if head else FileRole.WORKER
-        return (role or FileRole.WORKER), to_int(m["rank"])
+        return (role or FileRole.WORKER), to_int(m["rank"]), codec
     if b"\x00" in head[:4096]:
         return None
     role = sniff(head)
     if role is None:
         return None
-    return role, parent_rank if role is FileRole.WORKER else None
+    return role, parent_rank if role is FileRole.WORKER else None, codec
 
 
 def _never_a_log(name: str) -> bool:
@@ -185,6 +198,9 @@ def _walk(root: Path, warnings: Warnings) -> list[tuple[Path, int | None]]:
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable):
         here = Path(dirpath)
+        if not _enterable(here, warnings):
+            dirnames[:] = []
+            continue
         dirnames[:] = sorted(d for d in dirnames if _descend(here / d, warnings))
         if len(here.parts) - base_depth >= MAX_DEPTH:
             dirnames[:] = []
@@ -192,6 +208,18 @@ def _walk(root: Path, warnings: Warnings) -> list[tuple[Path, int | None]]:
         files = [here / f for f in sorted(filenames) if _inside(here / f, root, warnings)]
         found.extend((p, rank) for p in sorted(_keep_most_verbose(files)))
     return found
+
+
+def _enterable(here: Path, warnings: Warnings) -> bool:
+    """Whether a listed directory can be entered: one that can be listed but not searched
+    (`chmod -R 644` takes the x bit) names its files but opens none, which is said once
+    for the directory rather than once per file."""
+    try:
+        os.stat(os.path.join(here, "."))
+    except OSError as exc:
+        warnings.append(f"skipped {here}: can be listed but not entered ({_why(exc)})")
+        return False
+    return True
 
 
 def _descend(path: Path, warnings: Warnings) -> bool:
@@ -208,16 +236,56 @@ def _descend(path: Path, warnings: Warnings) -> bool:
 def _inside(path: Path, root: Path, warnings: Warnings) -> bool:
     """False (with a warning) for a symlink that leads out of the log directory: msrunwatch
     reads the logs it was given, not what a link in them points at."""
-    if not path.is_symlink() or _never_a_log(path.name):
+    if _never_a_log(path.name):
         return True
+    escape = outside(path, root)
+    if escape is None:
+        return True
+    warnings.append(escape)
+    return False
+
+
+def outside(path: Path, root: Path) -> str | None:
+    """Why a path is not read when it is a symlink leading out of the directory root (the
+    warning), else None; a loop or a broken link is None too: reading it says which."""
     try:
+        if not path.is_symlink():
+            return None
         target = path.resolve(strict=True)
     except (OSError, RuntimeError):
-        return True  # a loop or a broken link: reading it says which
+        return None
     if target.is_relative_to(root.resolve()):
-        return True
-    warnings.append(f"skipped {path}: a symlink to {target}, outside the log directory")
-    return False
+        return None
+    return f"skipped {path}: a symlink to {target}, outside the log directory"
+
+
+def distinct(files: list[LogFile], warnings: Warnings) -> list[LogFile]:
+    """Each file once, however many paths lead to it (symlinks, hard links, a directory
+    given twice): 15 links to one 2 GB log must not read it 16 times. The path kept is the
+    one whose name gives a rank, else the one that is not a symlink, else the first; every
+    other path is a warning."""
+    kept: dict[tuple[int, int], LogFile] = {}
+    for log in files:
+        if log.identity is None:
+            continue
+        other = kept.get(log.identity)
+        if other is None or _preferred(log) < _preferred(other):
+            kept[log.identity] = log
+    chosen = {id(log) for log in kept.values()}
+    out = []
+    for log in files:
+        if log.identity is None or id(log) in chosen:
+            out.append(log)
+        else:
+            first = kept[log.identity].path
+            why = "given twice" if first == log.path else f"another path to {first}"
+            warnings.append(f"skipped {log.path}: {why}, already read")
+    return out
+
+
+def _preferred(log: LogFile) -> tuple[bool, bool]:
+    """Sorts first the path to keep of several to one file."""
+    return log.rank_from_name is None, log.path.is_symlink()
 
 
 def _rank_dir(here: Path, root: Path) -> int | None:
@@ -259,10 +327,11 @@ def log_file(
     classified = _classify(path, dir_rank, [] if warnings is None else warnings)
     if classified is None:
         return None
-    role, rank = classified
+    role, rank, codec = classified
     root = Path(target)
     rel = path.name if root.is_file() else path.relative_to(root).as_posix()
-    return LogFile(path, rel, target, role, rank, file_size(path))
+    size, identity = _size_and_identity(path)
+    return LogFile(path, rel, target, role, rank, size, identity, codec)
 
 
 def discover_target(target: str, warnings: Warnings | None = None) -> list[LogFile]:
@@ -271,6 +340,7 @@ def discover_target(target: str, warnings: Warnings | None = None) -> list[LogFi
     said: Warnings = []
     listed = candidates(target, said)
     files = [found for path, rank in listed if (found := log_file(target, path, rank, said))]
+    files = distinct(files, said)
     if warnings is not None:
         warnings.extend(said)
     if not files:
@@ -290,12 +360,24 @@ def console_file(target: str) -> LogFile:
         raise InputError(
             f"{target}: " + (f"not a regular file ({kind})" if kind else "no such file")
         )
-    return LogFile(path, path.name, str(path.parent), FileRole.CONSOLE, None, file_size(path))
+    size, identity = _size_and_identity(path)
+    try:
+        codec = encoding.detect(read_head(path, encoding.PROBE))
+    except OSError:
+        codec = None  # reading it says why
+    return LogFile(path, path.name, str(path.parent), FileRole.CONSOLE, None, size, identity, codec)
 
 
 def file_size(path: Path) -> int:
     """Its size now, 0 when it cannot be read."""
+    return _size_and_identity(path)[0]
+
+
+def _size_and_identity(path: Path) -> tuple[int, tuple[int, int] | None]:
+    """Size and (device, inode) of the file a path leads to now; (0, None) when it cannot
+    be read."""
     try:
-        return path.stat().st_size
+        st = os.stat(path)
     except OSError:
-        return 0
+        return 0, None
+    return st.st_size, (st.st_dev, st.st_ino)

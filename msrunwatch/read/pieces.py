@@ -41,6 +41,9 @@ class Source:
     log_dir: str
     role: FileRole
     rank_from_name: int | None
+    fd: int | None = None
+    """A descriptor of the file held by the caller for every piece (the same file however
+    its path changes meanwhile); None to open the path."""
 
 
 @dataclass(slots=True)
@@ -96,7 +99,7 @@ def _starts_piece(data: bytes, line: int) -> bool:
 def scan_piece(source: Source, matcher: LineMatcher, edges: Sequence[int], index: int) -> Piece:
     """Read piece `index` of the file whose nominal piece starts are `edges`."""
     size = edges[-1]
-    fd = open_regular(source.path)
+    fd = open_regular(source.path) if source.fd is None else source.fd
     matcher.reading(source.path)
     try:
         start = start_of(fd, edges[index], edges[index + 1])
@@ -108,7 +111,8 @@ def scan_piece(source: Source, matcher: LineMatcher, edges: Sequence[int], index
         )
         stop = _read_on(fd, scanner, start, edges, index + 1)
     finally:
-        os.close(fd)
+        if source.fd is None:
+            os.close(fd)
     given_up = tuple(a.describe(source.path) for a in matcher.abandoned(source.path))
     return Piece(index, start, stop, scanner.lines, scanner.extractor, given_up)
 

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from msrunwatch.core.sanitize import json_document
 from msrunwatch.judge.model import Finding, Occurrence, Report
 from msrunwatch.report import fmt
 from msrunwatch.rules.model import Rule
@@ -47,7 +48,7 @@ def _places(f: Finding, report: Report) -> list[tuple[str, int, Occurrence | Non
 def _fingerprint(f: Finding, path: str, line: int) -> str:
     """Stable across runs (no times) and distinct per finding and place: GitLab diffs on it."""
     key = "\0".join((f.rule, f.fingerprint or f.message, path, str(line)))
-    return hashlib.md5(key.encode(), usedforsecurity=False).hexdigest()
+    return hashlib.md5(key.encode("utf-8", "surrogateescape"), usedforsecurity=False).hexdigest()
 
 
 def _description(f: Finding, o: Occurrence | None) -> str:
@@ -77,7 +78,9 @@ def _input_issue(warning: str, report: Report) -> dict[str, Any]:
     return {
         "description": warning,
         "check_name": INPUT_CHECK,
-        "fingerprint": hashlib.md5(warning.encode(), usedforsecurity=False).hexdigest(),
+        "fingerprint": hashlib.md5(
+            warning.encode("utf-8", "surrogateescape"), usedforsecurity=False
+        ).hexdigest(),
         "severity": "minor",
         "location": {"path": path, "lines": {"begin": 1}},
     }
@@ -88,4 +91,4 @@ def render(report: Report, rules: Sequence[Rule]) -> str:
     and an issue for each input that could not be read."""
     issues = [issue for f in report.findings for issue in _issues(f, report)]
     issues += [_input_issue(w, report) for w in report.warnings]
-    return json.dumps(issues, indent=2, ensure_ascii=False) + "\n"
+    return json_document(json.dumps(issues, indent=2, ensure_ascii=False)) + "\n"

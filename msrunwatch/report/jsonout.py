@@ -7,6 +7,7 @@ from typing import Any
 
 from msrunwatch.core.compat import zip_strict
 from msrunwatch.core.numbers import finite
+from msrunwatch.core.sanitize import json_document
 from msrunwatch.judge.model import Finding, FirstError, Occurrence, RankReport, Report, RootCause
 from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
 from msrunwatch.read.nodefacts.merge import NodeView
@@ -206,4 +207,5 @@ def _plain(report: Report) -> dict[str, Any]:
 
 def render(report: Report) -> str:
     """The JSON report text."""
-    return json.dumps(to_dict(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(to_dict(report), indent=2, ensure_ascii=False, allow_nan=False)
+    return json_document(text) + "\n"

@@ -6,6 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
+from msrunwatch.core.sanitize import name
 from msrunwatch.judge.model import Finding, Report
 from msrunwatch.report import fmt
 from msrunwatch.rules.model import Rule
@@ -21,7 +22,7 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 def _clean(text: str) -> str:
     """Log text made XML-safe: forbidden characters become visible `\\x1b`-style escapes."""
-    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return _NOT_XML.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), name(text))
 
 
 def _one_line(text: str) -> str:

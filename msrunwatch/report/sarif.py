@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 import msrunwatch
+from msrunwatch.core.sanitize import json_document
 from msrunwatch.judge.model import Finding, Occurrence, Report
 from msrunwatch.report import fmt
 from msrunwatch.rules.model import Rule, Scope
@@ -25,14 +26,16 @@ _DRIVE = re.compile(r"^[A-Za-z]:/")
 
 
 def _uri(path: str) -> str:
-    """A path as a URI reference: forward slashes, percent-encoded, file:// when absolute."""
+    """A path as a URI reference: forward slashes, percent-encoded, file:// when absolute.
+    The name's own bytes are encoded (`%D7%F7` for a GBK name that is not UTF-8)."""
     path = path.replace("\\", "/")
+    raw = path.encode("utf-8", "surrogateescape")
     if path.startswith("/"):
-        return "file://" + quote(path, safe="/:")
+        return "file://" + quote(raw, safe="/:")
     if _DRIVE.match(path):
-        return "file:///" + quote(path, safe="/:")
+        return "file:///" + quote(raw, safe="/:")
     # `:` stays encoded so a relative path's first segment never reads as a URI scheme.
-    return quote(path, safe="/")
+    return quote(raw, safe="/")
 
 
 def _camel(rule_id: str) -> str:
@@ -173,4 +176,4 @@ def _log(report: Report, rules: Sequence[Rule]) -> dict[str, Any]:
 
 def render(report: Report, rules: Sequence[Rule]) -> str:
     """The SARIF log text."""
-    return json.dumps(_log(report, rules), indent=2, ensure_ascii=False) + "\n"
+    return json_document(json.dumps(_log(report, rules), indent=2, ensure_ascii=False)) + "\n"

@@ -57,3 +57,64 @@ def test_metrics_listen_on_this_host_by_default(tmp_path: Path) -> None:
     args = _parser().parse_args(["watch", str(tmp_path), "--headless", "--metrics-port", "0"])
     assert args.metrics_addr == "127.0.0.1"
     assert HeadlessOptions().metrics_addr == "127.0.0.1"
+
+
+def scrape(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return b"msrunwatch_files" in response.read()
+    except OSError:
+        return False
+
+
+def test_slow_clients_do_not_starve_scrapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21, defect 7: 20 clients sending one byte every 4 s (here every 0.2 s, against
+    a 1 s limit: never silent that long) held every thread of the old server, and no scrape
+    got through for as long as they went on."""
+    from msrunwatch.live.headless.metrics import RunCollector
+
+    monkeypatch.setattr(metrics, "CONNECTION_TIMEOUT_S", 1.0, raising=False)
+    registry = CollectorRegistry()
+    registry.register(RunCollector(lambda: 0.0))
+    server, url = metrics.serve(registry, "127.0.0.1", 0)
+    stop = threading.Event()
+
+    def dribble() -> None:
+        request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: yes\r\n" * 50
+        while not stop.is_set():
+            try:
+                with socket.create_connection(("127.0.0.1", server.server_port)) as conn:
+                    for byte in request:
+                        if stop.wait(0.2):
+                            return
+                        conn.send(bytes([byte]))
+            except OSError:
+                continue  # closed by the server: connect again, as an attacker would
+
+    slow = [threading.Thread(target=dribble, daemon=True) for _ in range(20)]
+    for thread in slow:
+        thread.start()
+    try:
+        stop.wait(0.5)  # every slow client is connected and dribbling
+        assert [scrape(url) for _ in range(5)] == [True] * 5
+    finally:
+        stop.set()
+        for thread in slow:
+            thread.join()
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_flood_of_idle_connections_does_not_keep_a_scrape_out() -> None:
+    server, url = metrics.serve(CollectorRegistry(), "127.0.0.1", 0)
+    idle = []
+    try:
+        port = server.server_port  # more connections than the server keeps open:
+        idle.extend(socket.create_connection(("127.0.0.1", port)) for _ in range(300))
+        with urllib.request.urlopen(url, timeout=5) as response:
+            assert response.status == 200
+    finally:
+        for conn in idle:
+            conn.close()
+        server.shutdown()
+        server.server_close()

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from msrunwatch.drivers import reading
 from msrunwatch.drivers import triage as triage_driver
 from msrunwatch.read import shortcuts
 from msrunwatch.rules import budget
@@ -95,7 +96,7 @@ def verdict(case: Path, block: int | None = None) -> Any:
     with pytest.MonkeyPatch.context() as patch:
         without_time_limits(patch)
         if block is not None:
-            patch.setattr(triage_driver, "BLOCK", block)
+            patch.setattr(reading, "BLOCK", block)  # the reader (drivers/reading.py)
         return plain(triage_driver.triage(logs, RULES, consoles))
 
 

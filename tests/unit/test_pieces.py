@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from msrunwatch.core.compat import zip_strict
-from msrunwatch.drivers import triage
+from msrunwatch.drivers import reading
 from msrunwatch.drivers.triage import find_logs, scan_all
 from msrunwatch.read import pieces as pieces_module
 from msrunwatch.read.facts import FileFacts, FileRole
@@ -120,10 +120,10 @@ def test_triage_reads_large_files_in_pieces_in_parallel(
 ) -> None:
     files = find_logs([str(generated)])
     one_by_one = scan_all(files, rules)
-    monkeypatch.setattr(triage, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(triage, "MIN_PIECE", 256 << 10)
-    monkeypatch.setattr(triage, "usable_cpus", lambda: 2)
-    assert any(edges for _, edges, _ in triage.plan(files, 2))
+    monkeypatch.setattr(reading, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(reading, "MIN_PIECE", 256 << 10)
+    monkeypatch.setattr(reading, "usable_cpus", lambda: 2)
+    assert any(edges for _, edges, _ in reading.plan(files, 2))
     in_parallel = scan_all(files, rules)
     for a, b in zip_strict(one_by_one, in_parallel):
         assert_same(a, b, [])

@@ -23,8 +23,10 @@ done           outcome, exit_code, reason ("done", "interrupted", "terminated"),
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from msrunwatch.core.numbers import finite
-from msrunwatch.core.sanitize import json_line
+from msrunwatch.core.sanitize import json_document, json_line
 
 SCHEMA = 1
 """Version of the event lines; bumped only when a field changes meaning or disappears."""
@@ -57,7 +59,7 @@ class EventStream:
 
     def __init__(self, clock: Callable[[], float], err: TextIO) -> None:
         self.clock, self.err = clock, err
-        self.out: TextIO | None = None
+        self.out: TextIO | LineFile | None = None
         self._owns_out = False
         self._write_failed = False
 
@@ -72,7 +74,8 @@ class EventStream:
         if given is not None:
             self.out = given
         elif not events or events == "-":
-            self.out = sys.stdout
+            self.out = LineFile.of_stdout() or sys.stdout
+            self._owns_out = self.out is not sys.stdout
         else:
             self.out = _open_file(events, watched, usage_error)
             self._owns_out = True
@@ -103,7 +106,7 @@ class EventStream:
             line = json.dumps(record, ensure_ascii=False, allow_nan=False, default=_plain)
         except ValueError:  # a NaN or infinity got past the report: null, as JSON has none
             line = json.dumps(_finite(record), ensure_ascii=False, default=_plain)
-        line = json_line(line) + "\n"
+        line = json_line(json_document(line)) + "\n"
         try:
             out.write(line)
             out.flush()
@@ -111,13 +114,60 @@ class EventStream:
             if out is sys.stdout:
                 _silence_stdout()
             raise PipeClosed from None
-        except OSError as exc:
+        except OSError as exc:  # a full disk: the run goes on, its exit code unchanged
             self._write_failed = True
-            print(f"msrunwatch: warning: cannot write events: {exc.strerror}", file=self.err)
+            print(
+                f"msrunwatch: warning: cannot write events: {exc.strerror or exc}; "
+                "no more are written (the run is still watched)",
+                file=self.err,
+            )
 
 
-def _open_file(events: str, watched: Iterable[str], usage_error: type[Exception]) -> TextIO:
-    """Open --events FILE to append, line-buffered, unless it is in a watched directory."""
+class LineFile:
+    """Event lines appended to a regular file, each whole or not at all: a line the disk
+    had room for only in part is cut back off (ftruncate), so a full disk never leaves a
+    cut-off line for a reader to choke on."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    @classmethod
+    def of_stdout(cls) -> LineFile | None:
+        """Standard output when it is a regular file (`> events.jsonl`), else None."""
+        try:
+            fd = sys.stdout.fileno()
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            sys.stdout.flush()
+            return cls(os.dup(fd))
+        except (OSError, ValueError, AttributeError):
+            return None
+
+    def write(self, text: str) -> None:
+        data = text.encode("utf-8")
+        try:
+            start: int | None = os.lseek(self.fd, 0, os.SEEK_END)
+        except OSError:  # a FIFO or a terminal given as FILE: nothing to cut back
+            start = None
+        written = 0
+        try:
+            while written < len(data):
+                written += os.write(self.fd, data[written:])
+        except OSError:
+            if written and start is not None:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self.fd, start)
+            raise
+
+    def flush(self) -> None:
+        """Nothing is buffered."""
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def _open_file(events: str, watched: Iterable[str], usage_error: type[Exception]) -> LineFile:
+    """Open --events FILE to append, unless it is in a watched directory."""
     path = Path(events).resolve()
     for target in watched:
         root = Path(target).resolve()
@@ -127,8 +177,9 @@ def _open_file(events: str, watched: Iterable[str], usage_error: type[Exception]
                 f"--events {events} is inside the watched directory {directory}; "
                 "msrunwatch never writes there"
             )
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
     try:
-        return open(path, "a", encoding="utf-8", buffering=1)
+        return LineFile(os.open(path, flags, 0o644))
     except OSError as exc:
         raise usage_error(f"cannot write {events}: {exc.strerror}") from None
 

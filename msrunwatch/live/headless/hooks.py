@@ -11,7 +11,7 @@ import threading
 from dataclasses import replace
 from typing import Any, TextIO
 
-from msrunwatch.core.sanitize import json_line, terminal
+from msrunwatch.core.sanitize import json_document, json_line, terminal
 from msrunwatch.judge.model import Finding, Report, RootCause
 from msrunwatch.rules.vocab import Severity
 
@@ -41,7 +41,7 @@ class Hook:
         if finding.severity is not Severity.ERROR or key in self._ran:
             return
         self._ran.add(key)
-        data = (json_line(json.dumps(event, ensure_ascii=False)) + "\n").encode()
+        data = (json_line(json_document(json.dumps(event, ensure_ascii=False))) + "\n").encode()
         self.futures.append(self._pool.submit(self._run, finding.rule, data, _env(finding)))
 
     def _run(self, rule: str, data: bytes, env: dict[str, str]) -> None:

@@ -9,7 +9,6 @@ import socket
 import sys
 import time
 from typing import Any, TextIO
-from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry
 
@@ -19,6 +18,7 @@ from msrunwatch.core.sanitize import terminal
 from msrunwatch.judge.model import Report, Status
 from msrunwatch.live.headless.events import EventStream, PipeClosed, relabel_time
 from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, Hook, cause_finding
+from msrunwatch.live.headless.httpserve import Server
 from msrunwatch.live.headless.metrics import RunCollector, Snapshot, serve
 from msrunwatch.live.headless.options import HeadlessOptions
 from msrunwatch.live.headless.signals import StopSignals
@@ -61,7 +61,7 @@ class Headless:
         self.collector = collector or RunCollector(self.clock)
         self.registry = CollectorRegistry()
         self.registry.register(self.collector)
-        self.server: WSGIServer | None = None
+        self.server: Server | None = None
         self.metrics_url: str | None = None
         self.report: Report | None = None
         self._bytes = 0

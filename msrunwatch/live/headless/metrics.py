@@ -33,29 +33,23 @@ msrunwatch_caught_up                    gauge                      1 once every 
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from msrunwatch import __version__
 from msrunwatch.judge.model import Report, Status
+from msrunwatch.live.headless.httpserve import Server
 from msrunwatch.read.facts import MemorySummary, Progress, Registration
 from msrunwatch.rules.vocab import CATEGORIES, Severity
 
 OUTCOMES = ("running", "ok", "failed", "unknown")
-SERVER_THREADS = 4
-"""Connections served at once (a scrape takes milliseconds)."""
-SERVER_QUEUE = 16
-"""Connections waiting for a thread; more at once are closed as they come."""
 CONNECTION_TIMEOUT_S = 10.0
-"""A connection silent this long is closed (Prometheus sends its request at once)."""
+"""A connection whose request has not come whole this long after it opened is closed
+(Prometheus sends its request at once; one byte every few seconds is not a scrape)."""
 _RANK_GAUGES = (
     (
         "msrunwatch_rank_status",
@@ -241,52 +235,6 @@ def _root_cause(report: Report | None) -> Metric:
     return family
 
 
-class _Server(WSGIServer):
-    """Serves each connection on a small pool of threads: connections beyond what the pool
-    and its queue hold are closed at once, and one that sends nothing is dropped after
-    CONNECTION_TIMEOUT_S, so idle or slow clients cannot pile up threads."""
-
-    _pool: ThreadPoolExecutor | None = None
-
-    def server_activate(self) -> None:
-        super().server_activate()
-        self._pool = ThreadPoolExecutor(SERVER_THREADS, thread_name_prefix="msrunwatch-metrics")
-        self._slots = threading.BoundedSemaphore(SERVER_THREADS + SERVER_QUEUE)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if self._pool is None or not self._slots.acquire(blocking=False):
-            self.shutdown_request(request)  # too many at once: this one is refused
-            return
-        self._pool.submit(self._serve, request, client_address)
-
-    def _serve(self, request: Any, client_address: Any) -> None:
-        try:
-            self.finish_request(request, client_address)
-        except Exception:  # a client that went away: nothing to report
-            pass
-        finally:
-            self.shutdown_request(request)
-            self._slots.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A failed connection prints nothing (the default prints a traceback)."""
-
-    def server_close(self) -> None:
-        super().server_close()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def setup(self) -> None:
-        """A connection may stay silent CONNECTION_TIMEOUT_S before it is closed."""
-        self.request.settimeout(CONNECTION_TIMEOUT_S)
-        super().setup()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Scrapes are not logged."""
-
-
 def _routed(metrics: Any, routes: Mapping[str, Any]) -> Any:
     """/metrics and the other paths given (a watcher's /facts)."""
 
@@ -298,26 +246,10 @@ def _routed(metrics: Any, routes: Mapping[str, Any]) -> Any:
 
 def serve(
     registry: CollectorRegistry, addr: str, port: int, routes: Mapping[str, Any] | None = None
-) -> tuple[WSGIServer, str]:
+) -> tuple[Server, str]:
     """Serve the registry (and `routes`: path -> WSGI app) on a daemon thread; returns the
     server and its URL."""
-    infos = socket.getaddrinfo(addr or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    af, _, _, _, sockaddr = infos[0]
-
-    class Server(_Server):
-        address_family = af
-
-    app = make_wsgi_app(registry)
-    server = make_server(
-        str(sockaddr[0]), port, _routed(app, routes or {}), Server, handler_class=_QuietHandler
-    )
-    thread = threading.Thread(
-        target=server.serve_forever,
-        kwargs={"poll_interval": 0.1},
-        name="msrunwatch-metrics",
-        daemon=True,
-    )
-    thread.start()
-    host = str(sockaddr[0])
-    shown = f"[{host}]" if ":" in host else host
+    app = _routed(make_wsgi_app(registry), routes or {})
+    server = Server(app, addr, port, lambda: CONNECTION_TIMEOUT_S)
+    shown = f"[{server.host}]" if ":" in server.host else server.host
     return server, f"http://{shown}:{server.server_port}/metrics"

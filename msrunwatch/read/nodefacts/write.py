@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from msrunwatch.core.sanitize import json_document
 from msrunwatch.read.cluster import Group
 from msrunwatch.read.facts import FileFacts, FileRole
 from msrunwatch.read.nodefacts import encode
@@ -97,6 +98,7 @@ class Stream:
             self.cuts[f"records the schema refuses ({kind}: {exc.why})"] += 1
             return None
         text = json.dumps(record, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = json_document(text)  # a name that is not UTF-8: its bytes shown as \xNN
         if len(text.encode()) >= MAX_RECORD:
             self.cuts[f"{kind} records over {MAX_RECORD >> 10} KiB"] += 1
             return None
@@ -193,7 +195,8 @@ class Stream:
 
 
 def _size(value: Any) -> int:
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return len(json_document(text).encode())
 
 
 def _split(items: list[dict[str, Any]], budget: int, first: int) -> list[list[dict[str, Any]]]:
