@@ -18,6 +18,7 @@ from msrunwatch.judge.conditions import (
 )
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.findings import findings
+from msrunwatch.judge.lostnode import lost_node
 from msrunwatch.judge.model import Finding, FirstError, RankReport, Report, RootCause, Status
 from msrunwatch.judge.sightings import Sighting, sightings
 from msrunwatch.judge.statuses import (
@@ -195,18 +196,25 @@ def judge(
     own = own_sightings(found)
     statuses = with_rank_effects(statuses, own_sightings(ranked))
     world = run.expected_ranks or len(run.ranks)
-    cause = rootcause.from_causes(found, ctx.clocks) or rootcause.from_peers(
-        found, plain, world, ctx.blind, _groups(run)
+    hosts = {g.rank: g.host for g in run.registrations}
+    host_of = {n: _host(run, n, hosts) for n in statuses}
+
+    def whole(cause: RootCause | None) -> RootCause | None:
+        exits = {n: r.exit_code for n in statuses if (r := run.rank(n)) is not None}
+        return lost_node(cause, host_of, plain, rootcause.spoke_up(found), exits, ctx.blind)
+
+    cause = whole(
+        rootcause.from_causes(found, ctx.clocks)
+        or rootcause.from_peers(found, plain, world, ctx.blind, _groups(run))
     )
     figures = values(run_figures(run, plain, ctx, LineEvidence.of(run, found)))
     env = _run_env(_run_state(run, plain, found, cause, silences, ctx.blind), figures)
     extra = run_findings(rules, run, env)
-    cause = cause or rootcause.fallback(found, extra)
+    cause = cause or whole(rootcause.fallback(found, extra))
     grouped = findings(found, cause, extra, {r.id: r for r in rules})
-    hosts = {g.rank: g.host for g in run.registrations}
     ranks = tuple(
         _waiting_on(
-            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), _host(run, n, hosts), ctx),
+            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), host_of[n], ctx),
             cause,
         )
         for n in sorted(statuses)
