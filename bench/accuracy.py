@@ -8,7 +8,9 @@ would (`msrunwatch triage --format json`), compared with what really happened.
 
 A scenario is a directory holding `expected.yaml` and its logs: `msrun_log/` (with
 `msrun_console.txt` beside it when msrun's console was kept), `node*/msrun_log/` for
-several nodes, or log files directly in the directory (excerpts). `expected.yaml` says:
+several nodes, or log files directly in the directory (excerpts: judged as a snapshot taken
+at their newest line, `--now last-line`; a run's directory is judged post mortem, by this
+host's clock). `expected.yaml` says:
 
     outcome: failed                 # ok | failed | running | unknown
     root_cause_ranks: [1]           # [] when the logs cannot tell which rank
@@ -102,9 +104,18 @@ def logs_and_consoles(case: Path) -> tuple[list[str], list[str]]:
 
 
 def targets(case: Path) -> list[str]:
-    """The command-line arguments that point triage at a scenario's logs."""
+    """The command-line arguments that point triage at a scenario's logs. A run's
+    directory is judged post mortem, by this host's clock (its logs are days old: a run
+    without an end marker was stopped); an excerpt is a moment of a run a user copied, so
+    it is judged as a snapshot taken at its newest line (`--now last-line`)."""
     logs, consoles = logs_and_consoles(case)
-    return [*logs, *(arg for c in consoles for arg in ("--console", c))]
+    snapshot = ["--now", "last-line"] if is_excerpt(case) else []
+    return [*logs, *(arg for c in consoles for arg in ("--console", c)), *snapshot]
+
+
+def is_excerpt(case: Path) -> bool:
+    """Log files directly in the scenario's directory, no msrun_log/ of a whole run."""
+    return logs_and_consoles(case)[0] == [str(case)]
 
 
 def triage(msrunwatch: str, case: Path) -> Verdict:

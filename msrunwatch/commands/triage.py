@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from msrunwatch.commands.common import (
 from msrunwatch.core.exit_codes import ExitCode
 
 if TYPE_CHECKING:
+    from msrunwatch.drivers.options import PostMortem
     from msrunwatch.judge.model import Report
 
 
@@ -48,11 +50,13 @@ def _triage(args: argparse.Namespace, targets: list[str]) -> Report:
     from msrunwatch.drivers.triage import triage
 
     rules = rules_of(args)
+    post = post_mortem(args)
     if args.config:
         from msrunwatch.drivers.configs import read_all, triage_with_config
 
         configs = read_all(args.config, args.msrun)
-        return triage_with_config(targets, rules, configs, args.console or (), args.devices)
+        consoles = args.console or ()
+        return triage_with_config(targets, rules, configs, consoles, args.devices, post)
     progress = None if args.quiet else progress_printer(sys.stderr)
     tolerance = getattr(args, "clock_tolerance", 1.0)  # `watch` without a terminal comes here too
     hosts = expected_hosts(getattr(args, "expect_hosts", None))
@@ -63,7 +67,41 @@ def _triage(args: argparse.Namespace, targets: list[str]) -> Report:
         progress,
         clock_tolerance=tolerance,
         expected_hosts=hosts,
+        post=post,
     )
+
+
+def post_mortem(args: argparse.Namespace) -> PostMortem | None:
+    """How the clock is read (--now, --finished, --stall-after); None for `watch` without a
+    terminal, which follows a live run."""
+    from msrunwatch.drivers.options import PostMortem
+
+    if not hasattr(args, "finished"):
+        return None
+    now = getattr(args, "now", None)
+    last = now == LAST_LINE
+    return PostMortem(
+        now=None if now is None or last else now,
+        last_line=last,
+        finished=args.finished,
+        stall_after_s=args.stall_after,
+    )
+
+
+LAST_LINE = "last-line"
+
+
+def clock_time(text: str) -> float | str:
+    """--now: a time as the logs print theirs (2026-11-21T05:20:00, or with a space), or
+    last-line."""
+    from msrunwatch.read.timestamps import parse_iso
+
+    if text == LAST_LINE:
+        return text
+    value = parse_iso(text)
+    if value is None or not re.fullmatch(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?", text):
+        raise argparse.ArgumentTypeError(f"not a time like 2026-11-21T05:20:00: {text!r}")
+    return value
 
 
 def render(report: Report, args: argparse.Namespace) -> str:
@@ -139,5 +177,27 @@ def add(sub: Any) -> None:
         "hostnames); each that sent no facts is named, even where no scheduler's table lists it",
     )
     p.add_argument("--msrun", metavar="CMDLINE", help="the msrun command line, with --config")
+    p.add_argument(
+        "--now",
+        type=clock_time,
+        metavar="TIME",
+        help="judge the logs as at this time, on their own clock (2026-11-21T05:20:00), for "
+        "tests and replays; last-line: as a snapshot taken at their newest line (default: "
+        "this host's clock)",
+    )
+    p.add_argument(
+        "--finished",
+        action="store_true",
+        help="the run is over: a rank whose log stops without an end marker was stopped",
+    )
+    p.add_argument(
+        "--stall-after",
+        type=float,
+        default=120.0,
+        metavar="SECONDS",
+        help="a run whose files were not written for longer than this is not running "
+        "(default 120; where a copy reset the files' times, their newest log line must be "
+        "older than this plus 24 hours, for time zones)",
+    )
     rule_options(p)
     p.set_defaults(handler=cmd_triage)

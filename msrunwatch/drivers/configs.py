@@ -9,7 +9,7 @@ from pathlib import Path
 
 from msrunwatch.core.errors import MsrunwatchError
 from msrunwatch.drivers.configdir import expand, not_linted, read_each
-from msrunwatch.drivers.options import Launch
+from msrunwatch.drivers.options import Launch, PostMortem
 from msrunwatch.drivers.triage import triage
 from msrunwatch.judge.config.context import context_for
 from msrunwatch.judge.config.derive import derive, world_of
@@ -60,19 +60,20 @@ def triage_with_config(
     configs: Sequence[TrainingConfig],
     consoles: Sequence[str] = (),
     world: int | None = None,
+    post: PostMortem | None = None,
 ) -> Report:
     """Triage logs knowing the config: stages, budget, and estimate vs observed peaks. When
     the config is for another card count than the run shows, say so and set no estimate
-    beside the ranks (it would be for another job)."""
+    beside the ranks (it would be for another job). `post`: as drivers.triage.triage."""
     config, observed = configs[0], run_world(logs)
     stated = world_of(config, None)
     if observed is not None and stated is not None and observed != stated and world is None:
         limit = derive(config, observed).get("max_device_memory_mb")
-        report = triage(logs, rules, consoles, ctx=Context(limit_mb=limit))
+        report = triage(logs, rules, consoles, ctx=Context(limit_mb=limit), post=post)
         mismatch = [r for r in rules if r.id == WORLD_VS_RUN]
         found = lint([config], mismatch, observed, run_world=observed)
         return replace(report, findings=_merged(report.findings, found))
-    return triage(logs, rules, consoles, ctx=context_for(config, world or observed))
+    return triage(logs, rules, consoles, ctx=context_for(config, world or observed), post=post)
 
 
 def lint_configs(paths: Sequence[str], rules: Sequence[Rule], launch: Launch) -> Report:

@@ -21,3 +21,17 @@ class Launch:
     passes, a card count, a sequence length)."""
     """The framework versions the job runs (`--framework-version mindformers=1.6.0`): the
     version-dependent config checks are errors only when they are known."""
+
+
+@dataclass(frozen=True)
+class PostMortem:
+    """How triage reads the clock (see judge.clock): is the run over?"""
+
+    now: float | None = None
+    """--now: the clock on the logs' local time; None: this host's clock."""
+    last_line: bool = False
+    """--now last-line: the clock stands at the newest log line (a snapshot taken then)."""
+    finished: bool = False
+    """--finished: the run is over, whatever the clock."""
+    stall_after_s: float = 120.0
+    """--stall-after: nothing written for longer than this, the run is not running."""

@@ -32,6 +32,7 @@ from msrunwatch.drivers.triage import triage
 from msrunwatch.judge.config.context import context_for
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Finding, Report
+from msrunwatch.read.timestamps import parse_iso
 from msrunwatch.rules.loader import CASES_SUFFIX, MAX_CASES_BYTES, read_text
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.patterncheck import pattern_warnings
@@ -162,6 +163,9 @@ def _triage_runner(directory: Path, case: Case, rules: Sequence[Rule]) -> Report
     if "silence" in case.data:  # a live-view case: the files' silences, as the watcher sees them
         quiet = {(str(directory), name): float(s) for name, s in case.data["silence"].items()}
         ctx = Context(quiet_s=quiet, stall_after_s=float(case.data.get("stall_after", 120)))
+    if "now" in case.data or case.data.get("finished"):  # post mortem: --now, --finished
+        now = parse_iso(str(case.data["now"])) if "now" in case.data else None
+        ctx = replace(ctx, clock=now, pinned=True, finished=bool(case.data.get("finished")))
     if "config" in case.data and ctx.quiet_s is None:  # as `triage --config` runs
         launch = _launch(case)
         configs = read_all([str(directory / CONFIG_DIR / _config_name(case))], launch.msrun)

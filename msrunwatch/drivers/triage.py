@@ -8,6 +8,8 @@ from dataclasses import replace
 
 from msrunwatch.core.errors import InputError
 from msrunwatch.drivers import cluster
+from msrunwatch.drivers.options import PostMortem
+from msrunwatch.drivers.postmortem import with_clock
 from msrunwatch.drivers.reading import Progress, plan, scan_all, scan_file, usable_cpus
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
@@ -45,10 +47,12 @@ def triage(
     ctx: Context | None = None,
     clock_tolerance: float = cluster.DEFAULT_TOLERANCE,
     expected_hosts: Sequence[str] = (),
+    post: PostMortem | None = None,
 ) -> Report:
     """Read every log of the targets and return the verdict; facts files from other nodes
     among the targets make it the verdict over all of them (drivers.cluster), naming the
-    expected hosts that sent none."""
+    expected hosts that sent none. `post`: judge whether the run is over by the clock
+    (drivers.postmortem); None: it is not consulted."""
     if cluster.has_facts(targets):
         facts_of = (consoles, progress, ctx, clock_tolerance, expected_hosts)
         return _triage_facts(targets, rules, *facts_of)
@@ -62,6 +66,8 @@ def triage(
     facts, clocks = cluster.local_clocks(facts, clock_tolerance)  # several hosts' logs
     run = assemble([*targets], facts)
     notes = [*warnings, *failed, *encoding_warnings(facts), *run.warnings, *partial]
+    if post is not None:
+        ctx = with_clock(ctx or Context(), post, run, files)
     return judge(run, rules, notes, replace(ctx or Context(), clocks=clocks) if clocks else ctx)
 
 

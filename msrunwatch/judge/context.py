@@ -35,6 +35,17 @@ class Context:
     (log_dir, path) clock, how many seconds its times may still be off, and whether that
     was measured (else it is the declared tolerance). Two faults on different clocks closer
     than that are a tie: their order is not known."""
+    clock: float | None = None
+    """Post mortem (triage): now on the logs' scale (this host's local time, or --now);
+    None: the clock is not consulted (the live view judges silences instead)."""
+    pinned: bool = False
+    """The clock was given on the logs' own clock (--now): it is compared with the newest
+    log line as it is, and the files' mtimes (this host's clock) are not used."""
+    written: float | None = None
+    """Post mortem: when the files were last written (their newest mtime, this host's
+    local time); None when not known."""
+    finished: bool = False
+    """The user says the run is over (--finished): a rank without an end marker stopped."""
     blind: frozenset[int] = frozenset()
     """Facts from several nodes: ranks of nodes that sent no facts, or not all of them, and
     whose files are missing. Nothing is known of them: they are never taken for the silent

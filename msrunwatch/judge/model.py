@@ -25,6 +25,9 @@ class Status(StrEnum):
     STALLED = "stalled"
     WAITING = "waiting"
     """Live view: quiet after another rank failed, not yet confirmed killed."""
+    STOPPED = "stopped"
+    """Post mortem: its log stops without an end marker or a fault, and the run is over
+    (nothing was written for longer than --stall-after, or --finished)."""
     UNKNOWN = "unknown"
 
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from msrunwatch.judge import rootcause
+from msrunwatch.judge.clock import Over, run_over, stopped
 from msrunwatch.judge.conditions import (
     LineEvidence,
     rank_sightings,
@@ -35,7 +36,7 @@ from msrunwatch.rules.model import Rule
 from msrunwatch.rules.variables import RUN_ALIASES, RunState, values
 from msrunwatch.rules.vocab import Severity
 
-ENDED = (Status.FAILED, Status.KILLED, Status.TIMED_OUT)
+ENDED = (Status.FAILED, Status.KILLED, Status.TIMED_OUT, Status.STOPPED)
 RUNNING = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED, Status.WAITING)
 _ALIASES = {name: Expr(alias["expr"]) for name, alias in RUN_ALIASES.items()}
 
@@ -55,6 +56,8 @@ def _run_state(
     cause: RootCause | None,
     silences: Mapping[int, float] | None,
     blind: frozenset[int] = frozenset(),
+    over: Over | None = None,
+    halted: Sequence[int] = (),
 ) -> RunState:
     """The variables run-scope rules see about the run as a whole."""
     root = list(cause.ranks) if cause else []
@@ -80,6 +83,8 @@ def _run_state(
         failed_ranks=with_status(Status.FAILED),
         root_ranks=root,
         has_cause=cause is not None,
+        stopped_ranks=sorted(halted),
+        quiet_for_s=over.quiet_s if over else None,
     )
 
 
@@ -195,6 +200,8 @@ def judge(
     found = sorted([*found, *ranked], key=lambda s: s.sort_key)
     own = own_sightings(found)
     statuses = with_rank_effects(statuses, own_sightings(ranked))
+    over = run_over(run, ctx)
+    statuses = stopped(statuses, over, run, ctx.stall_after_s)
     world = run.expected_ranks or len(run.ranks)
     hosts = {g.rank: g.host for g in run.registrations}
     host_of = {n: _host(run, n, hosts) for n in statuses}
@@ -208,7 +215,9 @@ def judge(
         or rootcause.from_peers(found, plain, world, ctx.blind, _groups(run))
     )
     figures = values(run_figures(run, plain, ctx, LineEvidence.of(run, found)))
-    env = _run_env(_run_state(run, plain, found, cause, silences, ctx.blind), figures)
+    halted = [r for r, (s, _) in statuses.items() if s is Status.STOPPED]
+    state = _run_state(run, plain, found, cause, silences, ctx.blind, over, halted)
+    env = _run_env(state, figures)
     extra = run_findings(rules, run, env)
     cause = cause or whole(rootcause.fallback(found, extra))
     grouped = findings(found, cause, extra, {r.id: r for r in rules})

@@ -24,6 +24,7 @@ ANSI = {
 STATUS_COLOR = {
     "failed": "red",
     "killed": "magenta",
+    "stopped": "magenta",
     "timed-out": "yellow",
     "stalled": "yellow",
     "finished": "green",

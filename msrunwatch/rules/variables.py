@@ -51,7 +51,8 @@ class RankState:
 
     rank: int = var("the rank number", 0)
     status: str = var(
-        "starting, compiling, training, finished, failed, killed, timed-out, stalled, unknown",
+        "starting, compiling, training, finished, failed, killed, timed-out, stalled, "
+        "stopped, unknown",
         "unknown",
     )
     lines: int = var("lines the rank's log(s) hold", 0)
@@ -190,6 +191,15 @@ class RunState:
         "list: the ranks of the root cause found from log lines and rank rules", ()
     )
     has_cause: bool = var("a rank logged a fault of its own", False)
+    stopped_ranks: list[int] = var(
+        "list: post mortem, ranks whose log stops without an end marker or a fault in a run "
+        "that is over (quiet longer than --stall-after, or --finished)",
+        (),
+    )
+    quiet_for_s: Number | None = var(
+        "post mortem: seconds since the run's files were last written, when the run is over "
+        "by the clock (else None)"
+    )
 
 
 def values(state: Any) -> dict[str, Any]:

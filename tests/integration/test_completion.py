@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import subprocess
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from msrunwatch.cli import main
 from tests.support import ROOT
 
 ASKED = [
@@ -26,14 +29,11 @@ ASKED = [
 
 
 def script(shell: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "msrunwatch", "completion", shell],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return done.stdout
+    """What `msrunwatch completion SHELL` prints (run in this process, as the CLI runs it)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["completion", shell]) == 0
+    return out.getvalue()
 
 
 def completion_script(shell: str, tmp_path: Path) -> Path:
@@ -89,3 +89,39 @@ def test_zsh_script_parses_and_knows_the_bare_form(tmp_path: Path) -> None:
     text = path.read_text()
     assert "_describe 'msrunwatch commands' _commands; _files -/" in text
     assert "compdef _msrunwatch -N msrunwatch" in text and "oom-memory-not-enough" in text
+
+
+def test_fish_script_offers_every_command_and_option() -> None:
+    """Without fish installed too: every subcommand, and every long option of every
+    (sub)command, has a `complete` line under the condition that the words chose it."""
+    import argparse
+
+    from msrunwatch.cli import _parser
+
+    text = script("fish")
+    lines = text.splitlines()
+
+    def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return dict(action.choices)
+        return {}
+
+    def check(path: str, parser: argparse.ArgumentParser) -> None:
+        when = f"-n '__msrunwatch_is {path}'" if path else "-n '__msrunwatch_is'"
+        mine = [line for line in lines if f"complete -c msrunwatch {when} " in line]
+        for action in parser._actions:
+            for option in action.option_strings:
+                if option.startswith("--"):
+                    assert any(f" -l {option[2:]} " in line for line in mine), (path, option)
+        for name in subcommands(parser):
+            assert any(f" -a {name} " in line for line in mine), (path, name)
+
+    root = _parser()
+    check("", root)
+    for name, sub in subcommands(root).items():
+        check(name, sub)
+        for inner, subsub in subcommands(sub).items():
+            check(f"{name} {inner}", subsub)
+    assert "oom-memory-not-enough" in text  # rule ids complete from the built-in pack
+    assert "'(__msrunwatch_rule_ids)'" in text and "'(__fish_complete_directories)'" in text

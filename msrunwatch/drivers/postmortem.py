@@ -1,0 +1,56 @@
+"""Post mortem: the clock triage judges a run by (judge.clock says what it decides). The
+files' newest mtime and this host's clock are read here, where the files are, and both put
+on the logs' scale: this host's local wall-clock time, read as if it were UTC, as the logs'
+own naive local times are."""
+
+from __future__ import annotations
+
+import calendar
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+from msrunwatch.drivers.options import PostMortem
+from msrunwatch.judge.clock import newest_line
+from msrunwatch.judge.context import Context
+from msrunwatch.read.discover import LogFile
+from msrunwatch.read.runstate import RunFacts
+
+
+def local_seconds(epoch: float) -> float:
+    """An instant on the logs' scale: this host's local wall-clock time, read as UTC."""
+    return float(calendar.timegm(time.localtime(epoch)))
+
+
+def host_clock() -> float:
+    """Now, on the logs' scale."""
+    return local_seconds(time.time())
+
+
+def newest_write(files: Sequence[LogFile]) -> float | None:
+    """The newest mtime of the files, on the logs' scale (None: none could be read)."""
+    written = []
+    for log in files:
+        try:
+            written.append(os.stat(log.path).st_mtime)
+        except OSError:
+            continue
+    return local_seconds(max(written)) if written else None
+
+
+def with_clock(ctx: Context, post: PostMortem, run: RunFacts, files: Sequence[LogFile]) -> Context:
+    """The context with the clock (--now, the newest line for --now last-line: both on the
+    logs' own scale; else this host's, with the files' newest write) and --finished."""
+    pinned = post.last_line or post.now is not None
+    now = newest_line(run) if post.last_line else post.now
+    if now is None and not pinned:
+        now = host_clock()
+    return replace(
+        ctx,
+        clock=now,
+        pinned=pinned,
+        written=None if pinned else newest_write(files),
+        finished=post.finished,
+        stall_after_s=post.stall_after_s,
+    )
