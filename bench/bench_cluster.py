@@ -194,8 +194,8 @@ def cmd_clocks(top: Path) -> int:
         bad += total - inside
         print(row(folder.name, total, share(inside, total), f"{widest:.3f}", f"{worst:.3f}"))
     for base in real_multi_node():
-        nodes, total, inside, widest, worst = real_clock_check(base)
-        bad += nodes - inside
+        _, total, inside, widest, worst = real_clock_check(base)
+        bad += total - inside  # a node that never registered has no bracket to hold anything
         print(
             row(f"{base.name} (real)", total, share(inside, total), f"{widest:.3f}", f"{worst:.3f}")
         )
