@@ -48,11 +48,7 @@ def scanner_passes(path: str) -> tuple[int, int]:
             size += len(chunk)
             buf = b"\n" + chunk
             starts = [m.start() + 1 for m in P.CANDIDATE_LINE.finditer(buf)]
-            marked = {
-                buf.rfind(b"\n", 0, m.start()) + 1
-                for marker in P.INFO_MARKERS
-                for m in marker.finditer(buf)
-            }
+            marked = {start for _, start in P.marked_lines(buf, len(buf))}
             P.newlines(buf, 0, len(buf))
             found += len(starts) + len(marked)
     return size, found

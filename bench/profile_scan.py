@@ -150,7 +150,7 @@ def passes(block: bytes, repeat: int) -> dict[str, float]:
             lambda: [m.start() for m in P.CANDIDATE_LINE.finditer(buf)], repeat
         ),
         "compile markers ([PROF], compiling)": best(
-            lambda: [m.start() for x in P.INFO_MARKERS for m in x.finditer(buf)], repeat
+            lambda: list(P.marked_lines(buf, len(buf))), repeat
         ),
         "newline count": best(lambda: P.newlines(buf, 0, len(buf)), repeat),
     }

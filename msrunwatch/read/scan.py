@@ -230,17 +230,15 @@ class FileScanner:
         found: set[int] = set()
         stages = self._stages
         stages.clear()
-        for index, marker in enumerate(P.INFO_MARKERS):
-            for m in marker.finditer(buf, 0, end):
-                start = buf.rfind(b"\n", 0, m.start()) + 1
-                if start in found:
-                    stages.pop(start, None)  # two markers: read it whole
-                    continue
-                found.add(start)
-                if index == 0 and self._fast_stages:
-                    stage = P.STAGE_LINE.match(buf, start)
-                    if stage is not None and self._only_stage(buf, stage, end):
-                        stages[start] = stage
+        for index, start in P.marked_lines(buf, end):
+            if start in found:
+                stages.pop(start, None)  # two markers: read it whole
+                continue
+            found.add(start)
+            if index == 0 and self._fast_stages:
+                stage = P.STAGE_LINE.match(buf, start)
+                if stage is not None and self._only_stage(buf, stage, end):
+                    stages[start] = stage
         return found
 
     def _only_stage(self, buf: bytes, stage: re.Match[bytes], end: int) -> bool:

@@ -153,6 +153,13 @@ def stage_lines_read_fast_lose_their_stage(patch: pytest.MonkeyPatch) -> None:
     patch.setattr(extract.Extractor, "stage_line", lambda self, *args: None)
 
 
+def compiling_lines_not_picked_out(patch: pytest.MonkeyPatch) -> None:
+    """The scanner's search for marked INFO lines (patterns.marked_lines) finds no
+    `compiling` line."""
+    original = P.marked_lines
+    patch.setattr(P, "marked_lines", lambda buf, end: [x for x in original(buf, end) if x[0] == 0])
+
+
 def no_bulk_progress_parsed(patch: pytest.MonkeyPatch) -> None:
     """Of the LossMonitor lines read in bulk, none is parsed for progress."""
     patch.setattr(scan, "_parsed_from", lambda buf, starts: len(starts))
@@ -175,6 +182,7 @@ SABOTAGES: dict[str, Sabotage] = {
         remembered_outcomes_forget_their_rules,
         anchored_rules_start_nowhere,
         stage_lines_read_fast_lose_their_stage,
+        compiling_lines_not_picked_out,
     )
 }
 

@@ -5,7 +5,10 @@ those of reading it whole, whatever the line holds besides, wherever it falls.""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from msrunwatch.read import patterns as P
 from msrunwatch.read import scan as scan_module
 from msrunwatch.read.extract import Extractor
 from msrunwatch.read.facts import FileFacts
@@ -88,3 +91,29 @@ def test_the_plain_stage_lines_are_read_fast(
     facts = scan_text(log(STAGES[0], HEADS[0]).encode())
     assert len(calls) == 4
     assert facts.compile.stages == (("compile_graph", 50.0),)
+
+
+PIECES = [
+    b"\n",
+    b"[PROF]",
+    b"PreLaunchCommKernel ",
+    b"PreLaunchCommKernel",
+    b"compiling",
+    b"x",
+    b" ",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=40), st.integers(0, 400))
+def test_marked_lines_finds_what_the_marker_patterns_find(pieces: list[bytes], end: int) -> None:
+    """The scanner finds marked INFO lines with bytes.find (patterns.marked_lines): the same
+    lines, in the same order, as the marker regexes it replaced, wherever the block ends."""
+    buf = b"".join(pieces)
+    end = min(end, len(buf))
+    expected = [
+        (index, buf.rfind(b"\n", 0, m.start()) + 1)
+        for index, marker in enumerate(P.INFO_MARKERS)
+        for m in marker.finditer(buf, 0, end)
+    ]
+    assert list(P.marked_lines(buf, end)) == expected
