@@ -22,11 +22,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from msrunwatch.judge.config.memory import MIB, Estimate, estimate  # noqa: E402
+from msrunwatch.judge.config.memory.budget import default_pool  # noqa: E402
 from msrunwatch.judge.config.memory.inputs import read_inputs  # noqa: E402
 from msrunwatch.judge.config.memory.notes import Notes  # noqa: E402
 from msrunwatch.judge.config.memory.states import states  # noqa: E402
 from msrunwatch.read.config import read_config  # noqa: E402
 from msrunwatch.read.config.model import TrainingConfig, Value  # noqa: E402
+from msrunwatch.read.config.tables import table as table_of  # noqa: E402
 
 GIB = 1024**3
 LIMIT = 0.10
@@ -275,6 +277,28 @@ DOCUMENTED = (
         "MindFormers@master research/qwen2_5/README.md: Qwen2.5-7B finetune on 8 cards",
     ),
 )
+FIXED = (
+    (
+        "public/mf_mixtral_8x7b_pretrain_58gb.yaml",
+        "MindFormers 98ff5e59 (59GB ran out of memory; 58GB ran)",
+    ),
+    (
+        "public/mf_qwen_7b_finetune_57gb.yaml",
+        "MindFormers 72a67802 (60GB: HCCL out of memory; 57GB ran)",
+    ),
+    (
+        "public/mf_qwen2_5_14b_finetune_8k_57_5gb.yaml",
+        "MindFormers 5caf57d5 (58GB failed; 57.5GB ran)",
+    ),
+    ("public/mf_yi_34b_pretrain_fixed.yaml", "MindFormers 23d2ff7e (the callback typo fixed)"),
+    ("public/ms_mixtral_8x22b_32k_full_recompute.sh", "MindSpeed-LLM af8fab41 (fix mixtral oom)"),
+    (
+        "public/ms_deepseek2_lite_16b_full_recompute.sh",
+        "MindSpeed-LLM c442cd8f (recompute added to avoid OOM)",
+    ),
+)
+"""Upstream fix commits: the version after the fix ran (fixtures/configs/public/README.md)."""
+DOCUMENTED += FIXED
 DEVICES = {"mf_qwen3_32b_pretrain_4k.yaml": 16, "mf_qwen25_7b_finetune_8k.yaml": 8}
 
 
@@ -486,7 +510,50 @@ def moe() -> Iterator[Row]:
     )
 
 
+# --- the card and the pool: what the runtime gives a job on a 64 GB card -------------------
+
+DRYRUN = "../shared/real_logs/dryrun_sim1_8p_nojoin_glog2 (MindSpore 2.10.0 DryRun, every worker)"
+REAL_RUNS = (
+    "Ascend/MindSpeed-LLM docs/zh/mindspore/features/dryrun.md, real runs on Atlas 800 (64 GB)"
+)
+
+
+def card() -> Iterator[Row]:
+    """The card's memory as the runtime reports it, and MindSpore's default pool."""
+    cards = table_of("cards")["cards"]
+    visible = next(float(c["visible_mb"]) for c in cards if "visible_mb" in c)
+    free = next(float(c["free_mb"]) for c in cards if "free_mb" in c)
+    for figure, source, published in (
+        ("64 GB card, Device MOC memory size (real run)", REAL_RUNS, 62420.0),
+        (
+            "64 GB card, total capacity seen by torch_npu (60.97 GiB)",
+            "hiyouga/LlamaFactory#5491 (NPU out of memory on a 910B)",
+            60.97 * 1024,
+        ),
+    ):
+        yield Row("Card and pool", figure, source, published, visible, "MiB")
+    yield Row(
+        "Card and pool",
+        "MindSpore default pool on DryRun's simulated 64 GB card",
+        DRYRUN,
+        61430.0,
+        default_pool(65536.0),
+        "MiB",
+    )
+    for run, used in (("no recompute", 58178.0), ("full recompute", 58166.0)):
+        yield Row(
+            "Card and pool",
+            f"MindSpore default pool, real run ({run})",
+            REAL_RUNS,
+            used,
+            default_pool(free),
+            "MiB",
+            "the free figure (62069 MiB) is inverted from these two runs: a consistency check",
+        )
+
+
 SECTIONS: tuple[Callable[[], Iterator[Row]], ...] = (
+    card,
     seed,
     korthikanti,
     zero,
@@ -512,7 +579,7 @@ def table(all_rows: list[Row]) -> str:
     out = ["| figure | source | published | estimate | error |", "|---|---|---|---|---|"]
     for r in all_rows:
         if r.error is not None:
-            err = f"{r.error:+.1%}" + ("" if r.within else f" ({r.note})")
+            err = f"{r.error:+.1%}" + (f" ({r.note})" if r.note else "")
         else:
             err = r.note
         out.append(

@@ -298,7 +298,14 @@ CONFIG = {
     "product": "dp * tp * cp * pp",
     "suggested_dp": "world / (tp * pp * cp) when that divides, else None",
     "stage_layers": "list: layers on each pipeline stage (offset / num_layer_list / even split)",
-    "limit_mb": "usable memory per card: max_device_memory_mb, else device_memory_mb",
+    "limit_mb": "usable memory per card (MiB): max_device_memory_mb (else MindSpore's default "
+    "pool, 15/16 of the free memory, for a MindSpore job), no more than card_room_mb",
+    "card_room_mb": "what the card has free for the framework's pool once HCCL holds its buffers "
+    "(MiB; 62069 free on a 64 GB card, data/cards.yaml)",
+    "hccl_reserved_mb": "HCCL's buffers outside the pool: 2 x HCCL_BUFFSIZE per communicator (MiB)",
+    "communicators": "list: the communicators every rank certainly opens (world, tensor, data, "
+    "context, expert parallel)",
+    "hccl_buffsize_mb": "HCCL_BUFFSIZE exported by the launch script (MB; 200 when not set)",
     "swap_recompute_conflicts": "list: what MindFormers both swaps and recomputes, where swap "
     "does not take effect (`layers 2-3 (layer_swap and recompute)`); [] with swap off, None "
     "when unknown",
@@ -381,6 +388,11 @@ CONFIG = {
     "variable_seq_lengths": "--variable-seq-lengths (batches padded to the longest sample)",
     "no_pad_to_seq_lengths": "--no-pad-to-seq-lengths (MindSpeed-LLM 2.3.0+: dynamic padding)",
     "reuse_fp32_param": "MindSpeed --reuse-fp32-param",
+    "seq_split_num": "MindFormers parallel_config.seq_split_num (sequence pipelining when > 1)",
+    "attn_mask_compression": "MindFormers use_attn_mask_compression (a 2048 x 2048 mask instead of "
+    "s x s)",
+    "o2_gradient": "MindSpeed-LLM --o2-gradient (bf16 gradients)",
+    "o2_optimizer": "MindSpeed-LLM --o2-optimizer (bf16 Adam states)",
     "fused_swiglu": "--use-fused-swiglu",
     "recompute_activation_function": "MindSpeed --recompute-activation-function",
     "swap_attention": "MindSpeed --swap-attention",

@@ -1,5 +1,9 @@
 """Public configs that failed, each an error for the reason its source states, and the
-versions that ran, each without an error (fixtures/configs/public/README.md)."""
+versions that ran, each without an error (fixtures/configs/public/README.md).
+
+The failures msrunwatch does not call errors are listed too (MISSED), each with what it says
+instead: recall on this set is len(FAILED) / (len(FAILED) + len(MISSED)), and a change that
+turns a miss into an error, or into silence, fails here until the table is updated."""
 
 from __future__ import annotations
 
@@ -28,15 +32,38 @@ FAILED = {
         None,
         "usable per card",
     ),
+    "ms_mixtral_8x7b_tune_tp1_ep8.sh": (
+        "config-memory-over-budget",
+        None,
+        "usable per card",
+    ),
+}
+MISSED = {
+    # failed upstream, not an error here: what msrunwatch says instead (None: nothing)
+    "ms_mixtral_8x22b_32k_swap_block30.sh": "config-memory-unmodelled",  # --swap-attention
+    "ms_llama31_405b_128k_pp12.sh": "config-memory-near-budget",  # 283%, context parallel
+    "ms_deepseek2_lite_16b_no_recompute.sh": None,  # 90%: MoE activations not validated
+    "ms_qwen25_32b_tune_4k.sh": "config-memory-over-at-full-length",  # padded batches
+    "mf_mixtral_8x7b_pretrain_59gb.yaml": "config-max-device-memory-too-high",
+    "mf_qwen_7b_finetune_60gb.yaml": "config-max-device-memory-too-high",
+    "mf_qwen2_5_14b_finetune_8k_58gb.yaml": None,  # 58GB leaves 2677 MiB: no stated need
 }
 RAN = [
     "mf_yi_34b_pretrain_fixed.yaml",
     "mf_qwen1_5_1_8b_finetune_fixed.yaml",
     "ms_deepseek2_lite_16b_with_expert_width.sh",
+    "ms_mixtral_8x7b_tune_tp8_pp2.sh",
+    "ms_mixtral_8x22b_32k_full_recompute.sh",
+    "ms_llama31_405b_128k_pp9_swap.sh",
+    "ms_deepseek2_lite_16b_full_recompute.sh",
+    "ms_qwen25_32b_tune_4k_swap.sh",
+    "mf_mixtral_8x7b_pretrain_58gb.yaml",
+    "mf_qwen_7b_finetune_57gb.yaml",
+    "mf_qwen2_5_14b_finetune_8k_57_5gb.yaml",
 ]
 
 
-@pytest.mark.parametrize("name", [*FAILED, *RAN])
+@pytest.mark.parametrize("name", [*FAILED, *MISSED, *RAN])
 def test_each_fixture_is_the_upstream_file_byte_for_byte(name: str) -> None:
     header, body = (PUBLIC / name).read_bytes().split(MARK, 1)
     blob = hashlib.sha1(b"blob %d\x00" % len(body) + body).hexdigest()
@@ -61,3 +88,20 @@ def test_the_version_that_ran_has_no_error(name: str, capsys: pytest.CaptureFixt
     code, out, err = cli(capsys, "check", str(PUBLIC / name))
     assert code == 0, (out, err)
     assert ": error " not in out
+
+
+@pytest.mark.parametrize("name", sorted(MISSED))
+def test_a_failure_not_caught_says_what_it_says(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = cli(capsys, "check", str(PUBLIC / name))
+    assert code == 0 and ": error " not in out, (out, err)
+    rule = MISSED[name]
+    if rule is not None:
+        assert f" {rule}: " in out, out
+
+
+def test_every_public_fixture_is_in_a_table() -> None:
+    listed = {*FAILED, *MISSED, *RAN}
+    on_disk = {p.name for p in PUBLIC.iterdir() if p.name != "README.md"}
+    assert on_disk == listed

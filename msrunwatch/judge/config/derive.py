@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from msrunwatch.judge.config.memory import FRAGMENTATION, estimate
+from msrunwatch.judge.config.memory.budget import Degrees, usable
+from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.judge.config.swapconflict import swap_recompute_conflicts
 from msrunwatch.judge.config.versions import Versions
 from msrunwatch.read.config.entry import job_of_run_mode
@@ -103,7 +105,7 @@ def _unvalidated(
     """What in this config the estimate has never been checked against a measured run on.
 
     A memory error needs a validated model: a published recipe documented to run (Llama-3.1-70B
-    128K, CP=4, on 24x8 cards) is estimated at 152% with context parallel, so CP stays a warning.
+    128K, CP=4, on 24x8 cards) is estimated at 164% with context parallel, so CP stays a warning.
     """
     got = {k: v for k, v in inputs if isinstance(v, int) and not isinstance(v, bool)}
     out = ["MindFormers graph mode"] if framework == "mindformers" else []
@@ -150,7 +152,7 @@ def derive(
         env["gbs"] = mbs * dp * (env.get("micro_batch_num") or 1)
     env["num_kv_heads"] = env.get("num_kv_heads") or env.get("num_heads")
     env["device_memory_mb"] = env.get("device_memory_mb") or DEVICE_MB
-    env["limit_mb"] = env.get("max_device_memory_mb") or env["device_memory_mb"]
+    env.update(_usable(config, env))
     env.update(_documented_limit(env["device_memory_mb"]))
     env["swap_recompute_conflicts"] = swap_recompute_conflicts(env)
     if not any(name in unresolved for name in (*DEGREES, "world", "mbs", "seq_length")):
@@ -167,6 +169,20 @@ def derive(
     )
     _job_and_versions(env, versions or Versions({}))
     return env
+
+
+def _usable(config: TrainingConfig, env: dict[str, Any]) -> dict[str, Any]:
+    """The usable memory per card (memory/budget.py): the pool's cap, within what the card has
+    left once HCCL holds its buffers."""
+    tp, pp, cp, dp, ep = (_int(env.get(n)) or 1 for n in ("tp", "pp", "cp", "dp", "ep"))
+    world = _int(env.get("world")) or dp * tp * pp * cp
+    got = usable(config, Degrees(world, tp, dp, cp, ep), Notes())
+    return {
+        "limit_mb": round(got.mib),
+        "card_room_mb": round(got.room_mib),
+        "hccl_reserved_mb": round(got.hccl_mib),
+        "communicators": list(got.communicators),
+    }
 
 
 def _documented_limit(device_mb: object) -> dict[str, Any]:

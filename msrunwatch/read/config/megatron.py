@@ -105,6 +105,8 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--variable-seq-lengths": ("variable_seq_lengths", TRUE),
     "--no-pad-to-seq-lengths": ("no_pad_to_seq_lengths", TRUE),
     "--reuse-fp32-param": ("reuse_fp32_param", TRUE),
+    "--o2-gradient": ("o2_gradient", TRUE),
+    "--o2-optimizer": ("o2_optimizer", TRUE),
     "--use-fused-swiglu": ("fused_swiglu", TRUE),
     "--recompute-activation-function": ("recompute_activation_function", TRUE),
     "--swap-attention": ("swap_attention", TRUE),

@@ -80,6 +80,9 @@ def _read_launch(text: str, doc: Doc, values: dict[str, Value]) -> TrainingConfi
     sim = _sim_level(launcher, launch, doc)
     if sim is not None:
         values["sim_level"] = sim
+    buffsize = _hccl_buffsize(launch, doc)
+    if buffsize is not None:
+        values["hccl_buffsize_mb"] = buffsize
     return TrainingConfig(doc.path, "megatron", values)
 
 
@@ -195,6 +198,16 @@ def _unknown_counts(word: Field, doc: Doc) -> dict[str, TracedValue]:
     src = doc.source(*word.at())
     why = f"the launcher is unknown ({word.unresolved})"
     return {name: TracedValue(None, src, why) for name in ("world", "local_worker_num", "nnodes")}
+
+
+def _hccl_buffsize(launch: Launch, doc: Doc) -> TracedValue | None:
+    """HCCL_BUFFSIZE as the launched processes see it (exported, or set on the command), when
+    it is a number: it sizes HCCL's buffers outside the memory pool."""
+    var = launch.prefix.get("HCCL_BUFFSIZE") or launch.env.get("HCCL_BUFFSIZE")
+    if var is None or not (var.exported or var is launch.prefix.get("HCCL_BUFFSIZE")):
+        return None
+    value = var_value(var, doc)
+    return value if value is not None and isinstance(value.value, int) else None
 
 
 def _sim_level(launcher: Launcher | None, launch: Launch, doc: Doc) -> TracedValue | None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from msrunwatch.judge.config.memory.budget import Degrees, usable
 from msrunwatch.judge.config.memory.features import Features, features
-from msrunwatch.judge.config.memory.inputs import Inputs, budget, read_inputs
+from msrunwatch.judge.config.memory.inputs import Inputs, read_inputs
 from msrunwatch.judge.config.memory.layout import per_stage, recompute_plan, split_layers
 from msrunwatch.judge.config.memory.notes import Notes
-from msrunwatch.judge.config.memory.oppatterns import op_freed
+from msrunwatch.judge.config.memory.oppatterns import as_patterns, op_freed
 from msrunwatch.judge.config.memory.result import FRAGMENTATION, MIB, Estimate, StageEstimate
 from msrunwatch.judge.config.memory.stage import Context, stage
 from msrunwatch.judge.config.memory.states import states
@@ -22,7 +23,9 @@ def estimate(config: TrainingConfig) -> Estimate:
     notes = Notes()
     inp = read_inputs(config, notes)
     feats = features(config)
-    budget_mib, source = budget(config, budget_notes := Notes())
+    budget_notes = Notes()
+    card = usable(config, degrees_of(inp), budget_notes)
+    budget_mib, source = card.mib, card.source
     impossible = _impossible_pipeline(inp)
     if impossible is not None:
         notes.problem(impossible)
@@ -38,7 +41,7 @@ def estimate(config: TrainingConfig) -> Estimate:
     held = states(config, inp, lora, qlora, notes)
     terms = layer_terms(inp, notes)
     ctx = Context(inp, layers, terms, held, plan, budget_mib, feats)
-    ctx = replace(ctx, op_freed=_op_patterns(config, ctx, notes))
+    ctx = replace(ctx, op_freed=_op_patterns(config, ctx, notes), mask=_mask(config, inp, notes))
     _note_params_gaps(inp, notes)
     _note_pipeline_assumptions(inp, ctx, notes)
     if feats.dynamic_seq:
@@ -48,6 +51,12 @@ def estimate(config: TrainingConfig) -> Estimate:
         stages = _over_the_range(stages, ctx, Notes())
     notes.merge(budget_notes)  # last: the budget's notes concern no stage
     return _assemble(config, notes, source, stages, ctx)
+
+
+def degrees_of(inp: Inputs) -> Degrees:
+    """The degrees that decide the communicators, from the estimate's inputs."""
+    ep = inp.moe.ep if inp.moe is not None else 1
+    return Degrees(inp.dp * inp.tp * inp.pp * inp.cp, inp.tp, inp.dp, inp.cp, ep)
 
 
 def _over_the_range(
@@ -87,8 +96,11 @@ def _impossible_pipeline(inp: Inputs) -> str | None:
 
 def _op_patterns(cfg: TrainingConfig, ctx: Context, notes: Notes) -> tuple[float, ...]:
     """MiB per micro-batch the select_recompute operator patterns free on each stage."""
-    select, inp, t = cfg.get("select_recompute"), ctx.inp, ctx.terms
-    if not isinstance(select, dict) or not select or ctx.layers is None or t is None:
+    inp, t = ctx.inp, ctx.terms
+    if inp.framework != "mindformers" or ctx.layers is None or t is None:
+        return ()
+    select = as_patterns(cfg.get("select_recompute"), inp.flash)
+    if select is None:
         return ()
     tokens = (inp.seq or 0) / inp.cp * (inp.mbs or 0)
     if not tokens:
@@ -102,6 +114,35 @@ def _op_patterns(cfg: TrainingConfig, ctx: Context, notes: Notes) -> tuple[float
 
     freed = op_freed(select, layers, counts, inp, core, notes)
     return tuple(f * tokens / MIB for f in freed)
+
+
+MASK_SOURCE = (
+    "mindformers r1.3.0 modules/transformer/transformer.py LowerTriangularMaskWithDynamic: "
+    "[bs, 1, s, s] without use_attn_mask_compression; docs/feature_cards/"
+    "Long_Sequence_Training.md: a uint8 mask of a 32k sequence takes 1 GB"
+)
+
+
+def _mask(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> tuple[float, float]:
+    """MindFormers builds an s x s attention mask unless use_attn_mask_compression is on: one
+    uint8 [mbs, 1, s, s] per micro-batch (flash attention keeps it for backward), and the
+    lower-triangle constant it is cut from (s x s in compute dtype, held once)."""
+    legacy = cfg.get("use_legacy") is not False  # the mcore models (r1.6.0 on) build no such mask
+    compressed = cfg.get("attn_mask_compression") is True
+    if inp.framework != "mindformers" or not legacy or not inp.flash or compressed:
+        return 0.0, 0.0
+    if inp.cp > 1:  # how context parallel splits the mask was not established: not counted
+        notes.assume("attention mask with context parallel: not counted (its split is unknown)")
+        return 0.0, 0.0
+    if not inp.seq or not inp.mbs:
+        return 0.0, 0.0
+    square = inp.seq * inp.seq / MIB
+    per_batch, once = inp.mbs * square, 2 * square
+    notes.assume(
+        f"attention mask not compressed: {per_batch:,.0f} MiB per micro-batch kept, "
+        f"{once:,.0f} MiB held once ({MASK_SOURCE})"
+    )
+    return per_batch, once
 
 
 def _note_params_gaps(inp: Inputs, notes: Notes) -> None:

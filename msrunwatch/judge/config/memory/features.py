@@ -92,6 +92,12 @@ def _lora(cfg: TrainingConfig) -> LoRA | None:
 
 def _unmodelled(cfg: TrainingConfig) -> list[str]:
     gaps = [f"not estimated: {what}" for name, what in UNMODELLED if _on(cfg.get(name))]
+    split = cfg.get("seq_split_num")
+    if isinstance(split, int) and not isinstance(split, bool) and split > 1:
+        gaps.append(
+            f"not estimated: MindFormers sequence pipelining (seq_split_num {split}: each "
+            "micro-batch goes through the pipeline in chunks of the sequence)"
+        )
     if cfg.get("recompute_activation_function") is True and cfg.get("recompute_granularity"):
         gaps.append("not estimated: activation-function recompute together with recompute")
     return gaps

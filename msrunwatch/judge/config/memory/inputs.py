@@ -8,7 +8,6 @@ from typing import Any, NamedTuple
 from msrunwatch.judge.config.memory.mla import MLA, read_mla
 from msrunwatch.judge.config.memory.moe import MoE, read_moe
 from msrunwatch.judge.config.memory.notes import Notes
-from msrunwatch.judge.config.memory.result import DEFAULT_DEVICE_MIB
 from msrunwatch.read.config.model import TrainingConfig
 from msrunwatch.read.config.tables import table
 from msrunwatch.read.config.vocab import family_of, megatron_padded, vocab_range
@@ -49,6 +48,10 @@ class Inputs:
     hidden_dropout: float = 0.0
     attention_dropout: float = 0.0
     reuse_fp32: bool = False
+    o2_gradient: bool = False
+    """MindSpeed-LLM --o2-gradient: gradients in bf16, 2 B/param less."""
+    o2_optimizer: bool = False
+    """MindSpeed-LLM --o2-optimizer: Adam's m and v in bf16, 4 B/param less (sharded)."""
     """MindSpeed --reuse-fp32-param: the bf16 weights live inside the fp32 master copy."""
     act_recompute: bool = False
     """MindSpeed --recompute-activation-function: the activation function's output is freed."""
@@ -212,6 +215,8 @@ def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
         hidden_dropout=_dropout(cfg, "hidden_dropout", notes),
         attention_dropout=_dropout(cfg, "attention_dropout", notes),
         reuse_fp32=_flag(cfg, "reuse_fp32_param") is True,
+        o2_gradient=_flag(cfg, "o2_gradient") is True,
+        o2_optimizer=_flag(cfg, "o2_optimizer") is True,
         act_recompute=_flag(cfg, "recompute_activation_function") is True,
         mla=read_mla(cfg, notes),
     )
@@ -382,17 +387,3 @@ def _sequence_parallel(cfg: TrainingConfig, tp: int, notes: Notes) -> bool:
         notes.problem("sp is on with tp 1: it has no effect (SEQ-01)")
         return False
     return sp
-
-
-def budget(cfg: TrainingConfig, notes: Notes) -> tuple[float, str]:
-    """max_device_memory if set, else the card's memory, else a 64 GB card."""
-    for name, what in (
-        ("max_device_memory_mb", "max_device_memory from the config"),
-        ("device_memory_mb", "the card's device memory, nothing reserved"),
-    ):
-        value = number(cfg, name, notes)
-        if value is not None and value > 0:
-            return value, f"{name} = {value:g} MiB ({what})"
-    source = f"default {DEFAULT_DEVICE_MIB:g} MiB (64 GB card, nothing reserved)"
-    notes.assume(f"budget: {source}; CANN/HCCL/driver memory outside the pool not subtracted")
-    return DEFAULT_DEVICE_MIB, source

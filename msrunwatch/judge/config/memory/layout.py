@@ -135,11 +135,13 @@ def recompute_plan(cfg: TrainingConfig, layers: tuple[int, ...], notes: Notes) -
     select = cfg.get("select_recompute")
     if granularity == "selective":
         wanted = layers
-    elif isinstance(select, dict):
-        wanted = tuple(0 for _ in layers)  # operator patterns: memory/oppatterns.py
+    elif isinstance(select, dict) or cfg.get("framework") == "mindformers":
+        wanted = tuple(0 for _ in layers)  # MindFormers: operator patterns, memory/oppatterns.py
     else:
         wanted = per_stage(select, layers, "select_recompute", notes, swap)
     selective = tuple(max(0, min(w, n - r)) for w, n, r in zip_strict(wanted, layers, full))
+    if cfg.get("framework") == "mindformers" and select not in (None, False, 0, [], {}):
+        label = f"{label}; select_recompute operator patterns".removeprefix("none; ")
     if any(selective):
         notes.assume("selective recompute: attention core only (Megatron's core_attention)")
         label = f"{label}; selective on {list(selective)} layers".removeprefix("none; ")

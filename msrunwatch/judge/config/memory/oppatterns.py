@@ -4,6 +4,12 @@
 pattern names in that many layers of each stage, instead of keeping their outputs. The table
 (msrunwatch/read/config/data/select_recompute.yaml) says which output each pattern names; a
 pattern the table does not know is counted as freeing nothing (an upper bound) and said so.
+
+The other forms are patterns too (mindformers/models/utils.py LayerSetting, r1.3.0 to master):
+a list of patterns re-runs them in every layer; `True`, a count or a list of counts per stage
+re-runs MindFormers' default patterns, the FFN's `feed_forward.mul` and
+`feed_forward.w1.activation.silu`, in that many layers, and without flash attention the
+attention core too (llama_transformer.py: `select_recompute and not use_flash_attention`).
 """
 
 from __future__ import annotations
@@ -15,6 +21,26 @@ from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.read.config.tables import table
 
 PerStage = Callable[[object], tuple[int, ...]]
+
+DEFAULT_PATTERNS = (r"feed_forward\.mul", r"feed_forward\.w1\.activation\.silu")
+"""MindFormers LayerSetting's default_patterns for select_recompute (models/utils.py)."""
+CORE = r"core_attention"
+"""What `select_recompute` also re-runs without flash attention (the attention core)."""
+
+
+def as_patterns(select: object, flash: bool) -> dict[object, object] | None:
+    """select_recompute as MindFormers reads it: {pattern: layers per stage}, or None when it
+    re-runs nothing or is not a form MindFormers takes."""
+    if isinstance(select, dict):
+        return dict(select) if select else None
+    if isinstance(select, (list, tuple)) and select and all(isinstance(p, str) for p in select):
+        return dict.fromkeys(select, True)
+    if select is None or select is False or select == 0 or isinstance(select, str):
+        return None
+    if not isinstance(select, (bool, int, list, tuple)):
+        return None
+    names = DEFAULT_PATTERNS if flash else (*DEFAULT_PATTERNS, CORE)
+    return dict.fromkeys(names, select)
 
 
 def _width(inp: Inputs, width: str, core: float) -> float:

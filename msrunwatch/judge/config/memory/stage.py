@@ -39,6 +39,8 @@ class Context:
     features: Features
     op_freed: tuple[float, ...] = ()
     """MindFormers select_recompute by operator pattern: MiB per micro-batch each stage frees."""
+    mask: tuple[float, float] = (0.0, 0.0)
+    """MindFormers' uncompressed attention mask: (MiB per micro-batch kept, MiB held once)."""
 
 
 def stage(i: int, ctx: Context) -> StageEstimate:
@@ -182,7 +184,8 @@ def _activations(
         kept = max(plan.checkpoints[i] * t.checkpoint_mib, kept - ctx.op_freed[i])
     rerun = min(plan.chunk, full) * t.layer_mib - sel * t.selective_mib - plain * t.layer_mib
     core = (t.layer_mib - t.selective_mib) if sel else 0.0
-    return in_flight * kept, max(0.0, rerun if full else 0.0, core)
+    per_batch, once = ctx.mask
+    return in_flight * (kept + per_batch) + once, max(0.0, rerun if full else 0.0, core)
 
 
 def _totals(parts: tuple[float | None, ...]) -> tuple[float | None, float | None]:

@@ -90,6 +90,8 @@ def _megatron(inp: Inputs, notes: Notes) -> StateBytes:
     if inp.reuse_fp32 and inp.dtype == "bf16":
         optimizer -= weights
         notes.assume("--reuse-fp32-param: bf16 weights kept inside the fp32 master, -2 B/param")
+    if inp.dtype == "bf16":
+        grads, optimizer = _o2(inp, grads, optimizer, notes)
     if not inp.distributed_optimizer:
         return StateBytes(weights, grads, optimizer)
     shard = inp.dp * inp.cp
@@ -99,6 +101,21 @@ def _megatron(inp: Inputs, notes: Notes) -> StateBytes:
         f"-> {out.total:g} B/param"
     )
     return out
+
+
+O2_SOURCE = "Ascend/MindSpeed-LLM@c77308a1 docs/en/pytorch/features/mcore/o2.md"
+
+
+def _o2(inp: Inputs, grads: float, optimizer: float, notes: Notes) -> tuple[float, float]:
+    """MindSpeed-LLM's O2 features (bf16 only): --o2-gradient saves 2N bytes, --o2-optimizer
+    4N/DP (Adam's m and v in bf16), as its documentation states."""
+    if inp.o2_gradient:
+        grads -= 2.0
+        notes.assume(f"--o2-gradient: bf16 gradients, -2 B/param ({O2_SOURCE})")
+    if inp.o2_optimizer:
+        optimizer -= 4.0
+        notes.assume(f"--o2-optimizer: bf16 Adam m and v, -4 B/param before sharding ({O2_SOURCE})")
+    return grads, optimizer
 
 
 def _mindformers(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> tuple[StateBytes, float]:
