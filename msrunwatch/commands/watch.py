@@ -40,8 +40,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
         note(args, "standard output is not a terminal: printing the triage report instead "
              "(watch --headless follows a run without one)")  # fmt: skip
         from msrunwatch.commands.triage import cmd_triage
+        from msrunwatch.core.stopping import sigterm_raises
 
-        return cmd_triage(_triage_args(args))
+        with sigterm_raises():  # as `triage`: its readers killed, one line, exit 143
+            return cmd_triage(_triage_args(args))
     if "-" in args.dirs:
         raise UsageError("- (standard input) is read by triage and check, not followed live")
     _refuse_typos(args.dirs, args.wait)

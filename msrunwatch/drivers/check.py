@@ -10,7 +10,7 @@ from msrunwatch.core.errors import MsrunwatchError
 from msrunwatch.core.fileio import read_head
 from msrunwatch.drivers.options import Launch
 from msrunwatch.judge.model import Report
-from msrunwatch.read.discover import discover_target, sniff
+from msrunwatch.read.discover import has_log, sniff
 from msrunwatch.rules.model import Rule
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".sh", ".bash", ".json", ".toml")
@@ -33,12 +33,13 @@ def is_config_dir(target: str) -> bool:
     if not path.is_dir():
         return False
     try:
-        discover_target(target)
+        if has_log(target):
+            return False
     except MsrunwatchError:
-        from msrunwatch.drivers.configdir import config_files
+        pass
+    from msrunwatch.drivers.configdir import config_files
 
-        return bool(config_files(path))
-    return False
+    return bool(config_files(path))
 
 
 def check_targets(targets: Sequence[str], rules: Sequence[Rule], launch: Launch) -> Report:

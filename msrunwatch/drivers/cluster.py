@@ -22,33 +22,59 @@ from msrunwatch.read.facts import FileFacts
 from msrunwatch.read.nodefacts import clock
 from msrunwatch.read.nodefacts.merge import Merged, merge
 from msrunwatch.read.nodefacts.nodes import COMPLETE, collect
-from msrunwatch.read.nodefacts.reader import FactsReader, is_facts
+from msrunwatch.read.nodefacts.reader import FactsReader, Readable, is_facts
 from msrunwatch.read.nodefacts.write import rules_digest
 from msrunwatch.read.runstate import assemble
 from msrunwatch.rules.model import Rule
 
-FACTS_NAMES = (".facts.jsonl", ".facts.jsonl.gz", ".jsonl", ".jsonl.gz")
+NAMED_FACTS = (".facts.jsonl", ".facts.jsonl.gz")
+"""What `facts -o DIR/` names its files."""
+FACTS_NAMES = (*NAMED_FACTS, ".jsonl", ".jsonl.gz")
 SNIFF = 64 << 10
+"""Bytes of a line the sniff looks at; a longer line is passed over."""
+SNIFF_LINES = 8
+SNIFF_READ = 8 << 20
+"""Bytes the sniff reads at most, long lines passed over included."""
 DEFAULT_TOLERANCE = 1.0
 """Seconds two nodes' clocks may differ when the logs cannot measure it (NTP's usual
 bound on a managed cluster)."""
 
 
 def _head(path: Path) -> bytes:
+    """The first lines of a file (unpacked), for the sniff; what could not be read is left
+    out."""
+    kept: list[bytes] = []
     try:
-        with path.open("rb") as fh:
-            head = fh.read(SNIFF)
-    except OSError:
-        return b""
-    if path.name.endswith(".gz"):
-        import gzip
-        import zlib
+        with path.open("rb") as raw:
+            if not path.name.endswith(".gz"):
+                return _first_lines(raw, kept)
+            import gzip
+            import zlib
 
-        try:
-            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF)
-        except (zlib.error, gzip.BadGzipFile):
-            return b""
-    return head
+            try:
+                with gzip.GzipFile(fileobj=raw) as unzipped:
+                    return _first_lines(unzipped, kept)
+            except (EOFError, zlib.error, gzip.BadGzipFile):
+                return b"".join(kept)  # a damaged tail: the lines before it still count
+    except OSError:
+        return b"".join(kept)
+
+
+def _first_lines(fh: Readable, kept: list[bytes]) -> bytes:
+    """Up to SNIFF_LINES lines of at most SNIFF bytes, a longer one passed over as the
+    reader passes over lines too long to be records: one huge or garbled first line must
+    not hide the facts after it. SNIFF_READ bytes at most are read."""
+    read, skipping = 0, False
+    while len(kept) < SNIFF_LINES and read < SNIFF_READ:
+        line = fh.readline(SNIFF)
+        if not line:
+            break
+        read += len(line)
+        cut = len(line) == SNIFF and not line.endswith(b"\n")
+        if not skipping and not cut:
+            kept.append(line)
+        skipping = cut
+    return b"".join(kept)
 
 
 def facts_files(target: str) -> list[str] | None:
@@ -64,8 +90,12 @@ def facts_files(target: str) -> list[str] | None:
     except OSError:
         return None
     found = [str(path / n) for n in names if n.endswith(FACTS_NAMES) and (path / n).is_file()]
-    found = [f for f in found if is_facts(_head(Path(f)))]
-    return found or None
+    sniffed = {f for f in found if is_facts(_head(Path(f)))}
+    if not sniffed:
+        return None
+    # named as facts but not starting as facts (torn, garbled): read too, so that what
+    # cannot be read is named as left out, never skipped in silence
+    return [f for f in found if f in sniffed or f.endswith(NAMED_FACTS)]
 
 
 MAX_HOSTS_BYTES = 1 << 20

@@ -76,6 +76,7 @@ def scan_file(log: LogFile, matcher: LineMatcher) -> FileFacts:
         return replace(scanner.facts(), error=f"{log.path}: {exc.strerror or exc}")
     scanner.close()
     notes += [a.describe(key) for a in matcher.abandoned(key)]
+    matcher.forget(key)  # read to its end: its budget is of no more use (100,000 files)
     return replace(scanner.facts(), warnings=tuple(notes)) if notes else scanner.facts()
 
 

@@ -334,6 +334,13 @@ def log_file(
     return LogFile(path, rel, target, role, rank, size, identity, codec)
 
 
+def has_log(target: str) -> bool:
+    """Whether a target holds at least one log (found as soon as one is: a directory of
+    100,000 logs is not classified whole to answer)."""
+    said: Warnings = []
+    return any(log_file(target, path, rank, said) for path, rank in candidates(target, said))
+
+
 def discover_target(target: str, warnings: Warnings | None = None) -> list[LogFile]:
     """The log files of one target (a directory or a single file). What was skipped is
     added to warnings; when nothing could be read at all, that is the error."""

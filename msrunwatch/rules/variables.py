@@ -8,9 +8,10 @@ that names anything else.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from typing import Any, Union
 
+from msrunwatch.core.compat import dataclass
 from msrunwatch.core.yamlload import load
 from msrunwatch.schemas import files
 
@@ -45,9 +46,10 @@ LINE = {
 """Line scope: these plus every named group of `match` (numbers become numbers)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class RankState:
-    """One rank's own state."""
+    """One rank's own state (slotted: the judge holds one per rank, 100,000 of them in a
+    large check)."""
 
     rank: int = var("the rank number", 0)
     status: str = var(

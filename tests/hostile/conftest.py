@@ -18,13 +18,21 @@ class Hung(Exception):
 
 
 def _hung(signum: int, frame: FrameType | None) -> None:
-    raise Hung(f"no answer after {HANG_S} s: something blocked")
+    raise Hung("no answer in the hang guard's time: something blocked")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "hang_after(seconds): a longer hang guard, for a test that reads a lot"
+    )
 
 
 @pytest.fixture(autouse=True)
-def hang_guard() -> Iterator[None]:
+def hang_guard(request: pytest.FixtureRequest) -> Iterator[None]:
+    marker = request.node.get_closest_marker("hang_after")
+    seconds = float(marker.args[0]) if marker else HANG_S
     previous = signal.signal(signal.SIGALRM, _hung)
-    signal.setitimer(signal.ITIMER_REAL, HANG_S, 1.0)  # and again each second, if caught
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)  # and again each second, if caught
     try:
         yield
     finally:

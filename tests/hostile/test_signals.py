@@ -148,3 +148,138 @@ def state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "Z"
+
+
+# -- in process: the handlers themselves -----------------------------------------------
+
+
+def test_sigterm_raises_terminated_only_inside_the_block() -> None:
+    from msrunwatch.core.stopping import Terminated, sigterm_raises
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Terminated), sigterm_raises():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises in the main thread long before this ends
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_sigterm_raises_leaves_other_threads_alone() -> None:
+    import threading
+
+    from msrunwatch.core.stopping import sigterm_raises
+
+    seen = []
+
+    def body() -> None:
+        with sigterm_raises():  # signal handlers are the main thread's only
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    thread = threading.Thread(target=body)
+    thread.start()
+    thread.join()
+    assert seen == [signal.getsignal(signal.SIGTERM)]
+
+
+def test_signals_are_held_while_workers_are_forked() -> None:
+    from msrunwatch.core.stopping import STOPS, signals_held
+
+    with signals_held():
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    after = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    assert set(held) >= STOPS and not STOPS & set(after)
+
+
+def test_watch_without_a_terminal_stops_on_sigterm_as_triage_does(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`watch DIR` in a pipe prints the triage report: a SIGTERM there was the default
+    death (no line, readers left to the kernel); now it is triage's one line and 143."""
+    from msrunwatch.cli import main
+    from msrunwatch.drivers import triage
+
+    real = triage.scan_all
+
+    def scan_all(*args: object, **kwargs: object) -> object:
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # never kill pytest
+            raise AssertionError("SIGTERM would kill the process outright")
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(triage, "scan_all", scan_all)
+    assert main(["watch", str(OOM)]) == 128 + signal.SIGTERM
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines()[-1] == "msrunwatch: terminated"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_the_headless_watcher_says_why_it_stopped(
+    signum: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One line on stderr, as every other command stopped by a signal, beside the done
+    event (before, stderr said nothing)."""
+    import io
+
+    from msrunwatch.live.headless.loop import Headless
+    from msrunwatch.live.headless.options import HeadlessOptions
+    from msrunwatch.live.run import LiveRun
+    from msrunwatch.rules.loader import load_rules
+
+    live = LiveRun([str(OOM)], load_rules())
+    out, err = io.StringIO(), io.StringIO()
+    headless = Headless(live, HeadlessOptions(metrics_addr="127.0.0.1"), out=out, err=err)
+    real = live.tick
+
+    def tick() -> object:
+        if signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler):
+            raise AssertionError("the watcher's own handler is not installed")
+        os.kill(os.getpid(), signum)
+        return real()
+
+    monkeypatch.setattr(live, "tick", tick)
+    try:
+        assert headless.run() == 128 + signum
+    finally:
+        live.close()
+    word = "interrupted" if signum == signal.SIGINT else "terminated"
+    assert err.getvalue().splitlines()[-1] == f"msrunwatch: {word}"
+    done = strict_json(out.getvalue().splitlines()[-1])
+    assert (done["event"], done["reason"]) == ("done", word)
+
+
+# -- a reader that goes away: `| head` ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wide_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """300 ranks that failed alike: every command's output is past a pipe's 64 KiB."""
+    directory = tmp_path_factory.mktemp("wide") / "msrun_log"
+    directory.mkdir()
+    failed = (OOM / "worker_1.log").read_bytes()
+    for rank in range(300):
+        (directory / f"worker_{rank}.log").write_bytes(failed)
+    return directory
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["triage", "--format", "json"],
+        ["check", "--format", "sarif"],
+        ["facts", "--evidence"],
+        ["watch", "--headless", "--exit-when-done"],
+    ],
+    ids=lambda args: " ".join(args),
+)
+def test_a_closed_pipe_ends_the_command_quietly(args: list[str], wide_run: Path) -> None:
+    """`msrunwatch ... | head -c 10`: the reader leaves after a few bytes. The command ends,
+    says nothing on stderr (no traceback, no 'Exception ignored'), and leaves no process."""
+    proc = start(*args, str(wide_run))
+    assert proc.stdout is not None and proc.stderr is not None
+    assert len(proc.stdout.read(10)) == 10
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert proc.returncode in (0, 1), err
+    assert err == b""
+    assert group_of(proc.pid) == []

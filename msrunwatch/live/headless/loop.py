@@ -286,6 +286,8 @@ class Headless:
             with self._stop.installed():
                 code, reason = self._ticks()
                 self._finish(code, reason)
+            if reason != "done":  # as every other command stopped by a signal says it
+                self._stderr(f"msrunwatch: {reason}")
         except PipeClosed:
             self.close(wait_for_hooks=False)
             return int(ExitCode.OK)

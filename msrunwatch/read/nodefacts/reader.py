@@ -341,7 +341,7 @@ def is_facts(head: bytes) -> bool:
         if start >= 0 and b'"kind"' in raw and b'"stream"' in raw:
             try:
                 record = json.loads(raw[start:])
-            except ValueError:
+            except (ValueError, RecursionError):  # torn, or nested past the parser's depth
                 continue
             return isinstance(record, dict) and "schema" in record and "host" in record
     return False

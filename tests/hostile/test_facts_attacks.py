@@ -1,0 +1,164 @@
+"""Facts files are hostile input too (issue 21, facts): they come from shared storage,
+from `srun`/`pdsh`/`kubectl` output and from every node. Each attack below gives the
+verdict of what is readable, a named warning for what is not, and never an internal error.
+
+The facts are those `msrunwatch facts` writes for a real failed run (rank 1 failed first
+with an OOM), then damaged as a transport or an attacker would. Before (main f674301): a
+file whose first line was over 64 KiB was "not an msrun or MindSpore log" (exit 2, its
+facts never read), one whose first line was nested deeper than the JSON parser goes was an
+internal error (RecursionError), and a file named `*.facts.jsonl` that did not start as
+facts was skipped in silence beside good ones."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hostile.support import RAW_CONTROL, cli, strict_json
+from tests.support import FIXTURES
+
+OOM = FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log"
+Capsys = pytest.CaptureFixture[str]
+
+
+@pytest.fixture
+def facts(tmp_path: Path, capsys: Capsys) -> list[str]:
+    """The facts lines of the OOM run, as node `n0` wrote them."""
+    path = tmp_path / "n0.facts.jsonl"
+    code, _, err = cli(capsys, "facts", str(OOM), "--host", "n0", "-o", str(path))
+    assert code == 0, err
+    return path.read_text().splitlines(keepends=True)
+
+
+def triage(capsys: Capsys, *targets: Path) -> tuple[int, dict[str, Any], str]:
+    """Exit code, JSON report and stderr of `triage --format json` over the targets."""
+    code, out, err = cli(capsys, "triage", "--format", "json", *map(str, targets))
+    return code, strict_json(out), err
+
+
+def the_oom(report: dict[str, Any]) -> bool:
+    cause = report["root_cause"]
+    return bool(cause["category"] == "oom" and cause["ranks"] == [1])
+
+
+def warned(report: dict[str, Any], words: str) -> bool:
+    return any(words in w for w in report["warnings"])
+
+
+def write(path: Path, *parts: str) -> Path:
+    path.write_text("".join(parts))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("first", "named"),
+    [
+        ('{"kind":"node","x":"' + "a" * (2 << 20) + '"}\n', "lines over 1 MiB (not read)"),
+        (
+            '{"kind":"node","stream":"s","schema":1,"host":"h","a":' + "[" * 100_000 + "\n",
+            "lines that are not valid JSON",  # nested past the parser: was an internal error
+        ),
+    ],
+    ids=["2 MiB", "nested 100,000 deep"],
+)
+def test_a_bad_first_line_hides_none_of_the_facts(
+    first: str, named: str, facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    code, report, err = triage(capsys, write(tmp_path / "x.jsonl", first, *facts))
+    assert (code, err) == (1, "")
+    assert the_oom(report) and warned(report, named)
+
+
+def test_a_garbled_facts_file_beside_good_ones_is_named(
+    facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    directory = tmp_path / "facts"
+    directory.mkdir()
+    write(directory / "n0.facts.jsonl", *facts)
+    (directory / "n1.facts.jsonl").write_bytes(bytes(range(256)) * 4)
+    write(directory / "events.jsonl", '{"event": "start"}\n')  # another tool's: not facts
+    code, report, err = triage(capsys, directory)
+    assert (code, err) == (1, "")
+    assert the_oom(report)
+    assert [w for w in report["warnings"] if "n1.facts.jsonl" in w]
+    assert not [w for w in report["warnings"] if "events.jsonl" in w]
+
+
+def test_a_gzip_cut_short_is_partial_and_named(
+    facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    whole = gzip.compress("".join(facts).encode())
+    cut = tmp_path / "n0.facts.jsonl.gz"
+    cut.write_bytes(whole[: len(whole) * 3 // 4])
+    code, report, err = triage(capsys, cut)
+    assert code in (0, 1) and err == ""
+    assert warned(report, "ended in an error") and warned(report, "partial")
+
+
+def test_duplicated_and_reversed_streams_give_the_same_verdict(
+    facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    _, once, _ = triage(capsys, write(tmp_path / "once.jsonl", *facts))
+    _, twice, _ = triage(capsys, write(tmp_path / "twice.jsonl", *facts, *facts))
+    _, backwards, _ = triage(capsys, write(tmp_path / "back.jsonl", *reversed(facts)))
+    assert the_oom(once)
+    assert twice["root_cause"] == backwards["root_cause"] == once["root_cause"]
+    assert twice["warnings"] == backwards["warnings"] == once["warnings"]
+
+
+def test_a_record_cut_in_the_middle_makes_its_node_partial(
+    facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    text = "".join(facts)
+    code, report, err = triage(capsys, write(tmp_path / "cut.jsonl", text[: len(text) // 2]))
+    assert code in (0, 1) and err == ""
+    assert warned(report, "not valid JSON") and warned(report, "partial")
+    assert report["outcome"] != "ok"  # a node that did not say all is never healthy
+
+
+def test_times_past_the_year_3000_are_refused_and_named(
+    facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    far = [line.replace('"first_time":', '"first_time":9e15,"was":', 1) for line in facts]
+    code, report, err = triage(capsys, write(tmp_path / "far.jsonl", *far))
+    assert code in (0, 1) and err == ""
+    assert warned(report, "out of range") and warned(report, "partial")
+    assert report["outcome"] != "ok"
+
+
+def test_a_node_claiming_another_nodes_ranks_is_named(
+    facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    impostor = [
+        line.replace('"host":"n0"', '"host":"n9"').replace('"stream":"', '"stream":"1mp', 1)
+        for line in facts
+    ]
+    code, report, err = triage(
+        capsys, write(tmp_path / "n0.jsonl", *facts), write(tmp_path / "n9.jsonl", *impostor)
+    )
+    assert (code, err) == (1, "")
+    assert the_oom(report)
+    assert warned(report, "rank 1 has logs from two processes")
+
+
+def test_hostile_strings_in_facts_reach_no_terminal_raw(
+    facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    evil = []
+    for line in facts:
+        record = json.loads(line)
+        record["host"] = "n\x1b[2J\u202e0\x07"
+        if record["kind"] == "file":
+            record["facts"]["path"] = "worker_\x1b]0;owned\x07\u202e" + record["facts"]["path"]
+        evil.append(json.dumps(record) + "\n")
+    path = write(tmp_path / "evil.jsonl", *evil)
+    code, out, err = cli(capsys, "triage", str(path))
+    assert code == 1 and "failed first: oom" in out
+    assert not RAW_CONTROL.search(out + err)
+    assert "\\x1b" in out  # shown, escaped
+    code, report, _ = triage(capsys, path)
+    assert code == 1 and report["root_cause"]["category"] == "oom"

@@ -1,0 +1,82 @@
+"""`check` on 100,000 tiny logs stays within the README's promise, well under 200 MiB
+(issue 21, defect 14): it had taken 532 MB (520 MB here at 41023f6). The peak resident set
+of the msrunwatch process is what the kernel reports for it (wait4), not an estimate."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FILES = 100_000
+LINE = b"[WARNING] ME(100,7f,python):2026-11-21-05:34:25.600.374 [a.cc:1] F] hello\n"
+PROMISE_MIB = 200
+
+
+@pytest.mark.slow
+@pytest.mark.hang_after(900)  # 30 s of CPU, more on a busy machine
+def test_check_on_100000_tiny_logs_stays_under_the_promise(tmp_path: Path) -> None:
+    directory = tmp_path / "msrun_log"
+    directory.mkdir()
+    try:
+        for n in range(FILES):
+            (directory / f"worker_{n}.log").write_bytes(LINE)
+        env = {**os.environ, "NO_COLOR": "1"}
+        with open(tmp_path / "out", "wb") as out, open(tmp_path / "err", "wb") as err:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "msrunwatch", "check", str(directory)],
+                stdout=out, stderr=err, env=env,
+            )  # fmt: skip
+            _, status, usage = os.wait4(proc.pid, 0)  # its own peak, as the kernel counted it
+            proc.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        shutil.rmtree(directory)
+    peak_mib = usage.ru_maxrss >> 10
+    print(f"check of {FILES:,} tiny logs: peak RSS {peak_mib} MiB, {usage.ru_utime:.1f} s user")
+    assert proc.returncode == 0, (tmp_path / "err").read_text()
+    assert (tmp_path / "out").read_text().startswith("0 errors, 0 warnings")
+    assert peak_mib < PROMISE_MIB
+
+
+# In-process: what the 100,000-file run relies on, shown on a few files.
+
+
+def test_a_directory_with_one_log_among_configs_is_a_log_directory(tmp_path: Path) -> None:
+    from msrunwatch.drivers.check import is_config_dir
+    from msrunwatch.read.discover import has_log
+
+    (tmp_path / "train.yaml").write_text("parallel:\n  pipeline_stage: 2\n")
+    assert not has_log(str(tmp_path))
+    assert is_config_dir(str(tmp_path))  # configs and no log: every config is linted
+    (tmp_path / "worker_0.log").write_bytes(LINE)
+    assert has_log(str(tmp_path))
+    assert not is_config_dir(str(tmp_path))
+
+
+def test_no_directory_is_no_config_directory(tmp_path: Path) -> None:
+    from msrunwatch.drivers.check import is_config_dir
+
+    assert not is_config_dir(str(tmp_path / "absent"))
+    (tmp_path / "unreadable").mkdir()
+    (tmp_path / "unreadable" / "worker_0.log").write_bytes(b"")  # empty: not a log yet
+    assert not is_config_dir(str(tmp_path / "unreadable"))  # and no config either
+
+
+def test_a_file_read_to_its_end_leaves_no_budget_behind(tmp_path: Path) -> None:
+    from msrunwatch.drivers.reading import scan_file
+    from msrunwatch.read.discover import discover_target
+    from msrunwatch.rules.loader import load_rules
+    from msrunwatch.rules.matcher import LineMatcher
+
+    for n in range(3):
+        (tmp_path / f"worker_{n}.log").write_bytes(LINE)
+    matcher = LineMatcher(load_rules())
+    facts = [scan_file(log, matcher) for log in discover_target(str(tmp_path))]
+    assert [f.error for f in facts] == [None, None, None]
+    assert [f.warnings for f in facts] == [(), (), ()]
+    assert matcher.budget.abandoned(str(tmp_path / "worker_0.log")) == []
+    assert not matcher.budget._files  # one record per file read would be 100,000 records
