@@ -65,7 +65,28 @@ def markdown_index(rules: Sequence[Rule], root: Path | None) -> str:
                 f"| `{r.id}` | {r.category} | {r.severity.value} | {r.scope.value} | "
                 f"{_cell(r.title)} | {_cell(source)} |"
             )
+    out += search_tables(rules)
     return "\n".join(out) + "\n"
+
+
+def search_tables(rules: Sequence[Rule]) -> list[str]:
+    """The second-stage tables, entry by entry, and the rules that read each."""
+    readers: dict[str, list[Rule]] = {}
+    for rule in rules:
+        if rule.lookup is not None and rule.lookup.search is not None:
+            readers.setdefault(rule.lookup.table, []).append(rule)
+    out: list[str] = []
+    for table, using in sorted(readers.items()):
+        search = using[0].lookup.search if using[0].lookup else None
+        names = ", ".join(f"`{r.id}`" for r in using)
+        out += [f"\n## Second-stage classification: `{table}`\n"]
+        out += [f"Read by {names}, entries in the order they are tried (the first found wins).\n"]
+        out += ["| classified from | category | source |", "|---|---|---|"]
+        for row in search.rows if search else ():
+            out.append(
+                f"| {_cell(row['classified_from'])} | {row['category']} | {_cell(row['source'])} |"
+            )
+    return out
 
 
 def page(rule: Rule, cases: Sequence[tuple[str, bool]]) -> str:

@@ -11,9 +11,37 @@ from msrunwatch.core.compat import sre_constants as C
 from msrunwatch.core.compat import sre_parse as _parser
 from msrunwatch.rules.prefilter import class_atom
 
-_V1_SETS = ("[[", "--", "&&", "||", "~~", "(?|")
-"""The `regex` module's version 1 syntax `re`'s parser reads as something else: nested sets
-and set operations inside a class, branch reset. A pattern with any is not analysed."""
+_SET_OPERATORS = ("--", "&&", "||", "~~")
+
+
+def v1_syntax(pattern: str) -> bool:
+    """Whether the pattern uses syntax of the `regex` module's version 1 that `re`'s parser
+    may read as something else: a nested set or a set operation inside a class
+    (`[[:digit:]]`, `[a-z--aeiou]`), a `]` first in a class, a branch reset (`(?|`). Such a
+    pattern is not analysed."""
+    inside, i = False, 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if inside:
+            if ch == "[" or pattern.startswith(_SET_OPERATORS, i):
+                return True
+            if ch == "]":
+                inside = False
+        elif ch == "[":
+            inside = True
+            i += 1
+            if pattern.startswith("^", i):
+                i += 1
+            if pattern.startswith("]", i):  # `re` reads it as itself; not all dialects do
+                return True
+            continue
+        elif pattern.startswith("(?|", i):
+            return True
+        i += 1
+    return False
 
 
 def first_characters(pattern: str) -> str | None:
@@ -22,7 +50,7 @@ def first_characters(pattern: str) -> str | None:
     told: the pattern is not anchored, may match the empty string, ignores case, uses
     multi-line mode or a scoped flag, or begins with something else than literal characters
     and classes. Lookarounds are left out of the account (a superset)."""
-    if any(operator in pattern for operator in _V1_SETS):
+    if v1_syntax(pattern):
         return None
     try:
         tree = _parser.parse(pattern)

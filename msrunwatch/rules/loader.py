@@ -22,6 +22,7 @@ from msrunwatch.rules import variables
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Peer, Rule, Scope, Subject, compile_pattern
 from msrunwatch.rules.patterncheck import pattern_problem
+from msrunwatch.rules.searchtable import TABLE_SUFFIX, load_search_table
 from msrunwatch.rules.tables import Lookup, load_table
 from msrunwatch.rules.template import check_template
 from msrunwatch.rules.vocab import CATEGORIES, Blame, Effect, Refers, Role, Severity
@@ -63,7 +64,7 @@ def rule_files(paths: Iterable[Path]) -> list[Path]:
             found.extend(
                 p
                 for p in sorted(path.rglob("*.yaml"))
-                if not p.name.endswith(CASES_SUFFIX)
+                if not p.name.endswith((CASES_SUFFIX, TABLE_SUFFIX))
                 and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )
         elif path.exists():
@@ -269,8 +270,11 @@ def _lookup_columns(
             col,
             data["id"],
         )
-    rows = load_table(path.parent / given["table"], data["id"])
-    for key, row in rows.items():
+    lookup = _lookup(path, data, check=True)
+    assert lookup is not None
+    search = lookup.search.rows if lookup.search else ()
+    rows = [(row["classified_from"], row) for row in search] or lookup.rows.items()
+    for key, row in rows:
         category, role = row.get("category"), row.get("role")
         if category and category not in CATEGORIES and not category.startswith("x-"):
             raise RuleError(
@@ -280,16 +284,19 @@ def _lookup_columns(
             raise RuleError(
                 path, f"lookup row {key!r}: unknown role {role!r}", line, col, data["id"]
             )
-    return set(next(iter(rows.values()), {}))
+    return set(lookup.columns)
 
 
-def _lookup(path: Path, data: dict[str, Any]) -> Lookup | None:
-    """The rule's lookup table, read from beside the rule file."""
+def _lookup(path: Path, data: dict[str, Any], check: bool = False) -> Lookup | None:
+    """The rule's lookup table, read from beside the rule file (`check`: a search table's
+    patterns compiled now, as a user's rule is validated)."""
     given = data.get("lookup")
     if given is None:
         return None
-    rows = load_table(path.parent / given["table"], data["id"])
-    return Lookup(given["table"], given["key"], rows)
+    table = path.parent / given["table"]
+    if given["table"].endswith(TABLE_SUFFIX):
+        return Lookup(given["table"], given["key"], {}, load_search_table(table, data["id"], check))
+    return Lookup(given["table"], given["key"], load_table(table, data["id"]))
 
 
 PEER_NAMES = {"rank", "world"}

@@ -14,6 +14,7 @@ from msrunwatch.core.numbers import to_float, to_int
 from msrunwatch.rules.anchored import first_characters
 from msrunwatch.rules.budget import CPU_CLOCK, Abandoned, Budget, Clock, limit
 from msrunwatch.rules.model import Rule, Scope
+from msrunwatch.rules.needs import Folded, may_match, pattern_needs
 from msrunwatch.rules.prefilter import Prefilter, capture_literals
 from msrunwatch.rules.tables import OVERRIDES
 from msrunwatch.rules.template import fingerprint, render, template_names
@@ -59,6 +60,9 @@ class LineMatcher:
         with: a line starting with another is not tried (a GLOG line's `[` against a
         Python exception's class name)."""
         """Rules whose condition or message reads the line's text, not only its captures."""
+        self._needs_all: dict[int, Folded | None] = {}
+        """Everything each rule's pattern needs in a line (rules.needs), as found out: a
+        rule the prefilter named is not searched on a line that lacks the rest."""
 
     def text_needs(self) -> tuple[frozenset[tuple[str, bool]], list[re.Pattern[str]]] | None:
         """What a line read as plain text (no GLOG level, not ending a traceback, no frame)
@@ -183,6 +187,11 @@ class LineMatcher:
                 and frame is None
                 and not self._may_hold(index, line, level, kind)
             ):
+                continue
+            needs = self._needs_all.get(index, _UNKNOWN)
+            if needs is _UNKNOWN:
+                needs = self._needs_all[index] = pattern_needs(self.rules[index].pattern or "")
+            if needs is not None and not may_match(needs, line):  # type: ignore[arg-type]
                 continue
             m = self._search(self.rules[index], line, lineno)
             if m is None:
@@ -315,8 +324,10 @@ def _capture_needs(rule: Rule, level: str, kind: str) -> set[tuple[str, bool]] |
     """Literals one of which a line of this level and kind (no frame) needs for a rule
     tried on every line to hold (see LineMatcher.text_needs), or None: not known."""
     when = rule.when
-    if when is None or rule.lookup is not None or rule.pattern is None:
+    if when is None or rule.pattern is None:
         return None
+    if rule.lookup is not None and rule.lookup.columns & when.names:
+        return None  # a row's column the condition reads: not told by the captures
     line = {"level", "kind", "frame"}
     groups = set(rule.match.groupindex) if rule.match is not None else set()
     if groups & {*line, "text"} or not when.names <= line | groups:

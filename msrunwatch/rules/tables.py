@@ -3,7 +3,9 @@
 A rule with `lookup: {table: FILE, key: CAPTURE}` reads FILE (tab-separated, beside the rule
 file, a header row first) once; when the rule matches, the row whose first column equals the
 capture gives the finding its category, role, title and hint, and every column is a variable
-of the message. A key the table lacks keeps the rule's own.
+of the message. A key the table lacks keeps the rule's own. A YAML table
+(`lookup: {table: NAME.table.yaml, key: CAPTURE}`, rules.searchtable) is searched instead:
+the first entry whose pattern is found in the capture gives the row.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from msrunwatch.core.compat import zip_strict
 from msrunwatch.core.errors import RuleError
-from msrunwatch.core.fileio import FileTooLarge, read_capped
+from msrunwatch.rules.searchtable import SearchTable, read_table
 
 OVERRIDES = ("category", "role", "title", "hint")
 """Columns that replace the rule's own fields for a finding from that row."""
@@ -29,22 +31,25 @@ class Lookup:
     table: str
     key: str
     rows: Mapping[str, Mapping[str, str]]
+    search: SearchTable | None = None
+    """A search table (rows is then empty)."""
 
     def row(self, value: str | None) -> Mapping[str, str] | None:
-        return None if value is None else self.rows.get(value)
+        if value is None:
+            return None
+        return self.search.first_found(value) if self.search else self.rows.get(value)
+
+    @property
+    def columns(self) -> frozenset[str]:
+        """The names a row may set (message variables)."""
+        if self.search is not None:
+            return self.search.columns
+        return frozenset(next(iter(self.rows.values()), {}))
 
 
 def load_table(path: Path, rule: str) -> dict[str, dict[str, str]]:
     """Read a TSV table; a broken one is a RuleError naming the file and line."""
-    try:
-        lines = read_capped(path, MAX_BYTES).decode("utf-8").splitlines()
-    except FileTooLarge:
-        raise RuleError(
-            path, f"lookup table is larger than {MAX_BYTES >> 20} MiB", rule=rule
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or exc
-        raise RuleError(path, f"cannot read lookup table: {why}", rule=rule) from None
+    lines = read_table(path, rule, "lookup table", MAX_BYTES).splitlines()
     if not lines or len(lines) > MAX_ROWS:
         raise RuleError(path, "lookup table is empty or has too many rows", rule=rule)
     header = lines[0].split("\t")

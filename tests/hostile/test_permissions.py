@@ -28,19 +28,28 @@ OOM = FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log"
 NOBODY = 65534
 
 
-def as_user() -> list[str] | None:
-    """The command prefix that drops root, [] when not root, None when it cannot be done."""
+def as_user() -> tuple[list[str] | None, str]:
+    """The command prefix that drops root ([] when not root), or None and why it cannot be
+    done: no setpriv or runuser, or `nobody` cannot run this Python (a pyenv build under
+    /root, mode 700, cannot load its libpython as anyone else)."""
     if os.geteuid() != 0:
-        return []
+        return [], ""
     if shutil.which("setpriv"):
-        return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    if shutil.which("runuser"):
-        return ["runuser", "-u", "nobody", "--"]
-    return None
+        prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    elif shutil.which("runuser"):
+        prefix = ["runuser", "-u", "nobody", "--"]
+    else:
+        return None, "root, and no setpriv or runuser"
+    probe = [*prefix, sys.executable, "-c", "import msrunwatch"]
+    done = subprocess.run(probe, capture_output=True, text=True, timeout=60, cwd="/")
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return None, f"nobody cannot run {sys.executable}: {why}"
+    return prefix, ""
 
 
-PREFIX = as_user()
-pytestmark = pytest.mark.skipif(PREFIX is None, reason="root, and no setpriv or runuser")
+PREFIX, CANNOT = as_user()
+pytestmark = pytest.mark.skipif(PREFIX is None, reason=CANNOT)
 
 
 @pytest.fixture

@@ -140,6 +140,11 @@ def remembered_outcomes_forget_their_rules(patch: pytest.MonkeyPatch) -> None:
     patch.setattr(matcher.LineMatcher, "__init__", init)
 
 
+def rules_need_too_much(patch: pytest.MonkeyPatch) -> None:
+    """Every line taken to lack the rest of what a rule's pattern needs (rules.needs)."""
+    patch.setattr(matcher, "may_match", lambda needs, line: False)
+
+
 def anchored_rules_start_nowhere(patch: pytest.MonkeyPatch) -> None:
     """The first-character test of rules anchored at the line's start lets no line by."""
     original = matcher._first_gate
@@ -183,6 +188,7 @@ SABOTAGES: dict[str, Sabotage] = {
         anchored_rules_start_nowhere,
         stage_lines_read_fast_lose_their_stage,
         compiling_lines_not_picked_out,
+        rules_need_too_much,
     )
 }
 

@@ -1,0 +1,114 @@
+"""Search tables: the second stage of classification. A fallback rule (a generic Python
+exception, an ERROR line no rule knows) reads a table of what such a line may carry: a
+CANN/ACL return code, an exception class, an errno name, number or text, a key phrase. The
+first entry whose pattern is found in the rule's key capture gives the finding its category
+(and title, hint) and names what the line was classified from; the message keeps the line.
+
+A table is YAML beside the rule (`<name>.table.yaml`): `entries`, in the order they are
+tried, each with `match` (a regex, searched), `category`, `classified_from`, `source` (where
+the fact comes from, with the version) and optionally `role`, `title`, `hint`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from msrunwatch.core.errors import RuleError
+from msrunwatch.core.fileio import FileTooLarge, read_capped
+from msrunwatch.core.yamlload import load
+
+TABLE_SUFFIX = ".table.yaml"
+REQUIRED = ("match", "category", "classified_from", "source")
+ALLOWED = frozenset({*REQUIRED, "role", "title", "hint"})
+MAX_BYTES = 1 << 20
+MAX_ENTRIES = 10_000
+
+Entry = tuple["regex.Pattern[str]", Mapping[str, str]]
+
+
+@dataclass(frozen=True)
+class SearchTable:
+    """A search table, loaded: its entries' patterns and rows, in order. The patterns are
+    compiled when a line first needs them (a cold start reads every rule's table), with one
+    pattern that any of them matches: most lines match none, and one search tells."""
+
+    patterns: tuple[str, ...]
+    rows: tuple[Mapping[str, str], ...]
+
+    @cached_property
+    def _compiled(self) -> tuple[regex.Pattern[str], tuple[Entry, ...]]:
+        anyone = "|".join(f"(?:{p})" for p in self.patterns)
+        entries = tuple(zip(map(_compile, self.patterns), self.rows))
+        return _compile(anyone), entries
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        return self._compiled[1]
+
+    def first_found(self, value: str) -> Mapping[str, str] | None:
+        """The row of the first entry whose pattern is found in value."""
+        anyone, entries = self._compiled
+        if not anyone.search(value):
+            return None
+        return next((row for pattern, row in entries if pattern.search(value)), None)
+
+    @property
+    def columns(self) -> frozenset[str]:
+        """The names a row may set (message variables)."""
+        return frozenset(k for row in self.rows for k in row)
+
+
+def read_table(path: Path, rule: str, what: str, limit: int) -> str:
+    """A table's text; unreadable or too large, a RuleError naming the file."""
+    try:
+        return read_capped(path, limit).decode("utf-8")
+    except FileTooLarge:
+        raise RuleError(path, f"{what} is larger than {limit >> 10} KiB", rule=rule) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise RuleError(path, f"cannot read {what}: {why}", rule=rule) from None
+
+
+def _compile(pattern: str) -> regex.Pattern[str]:
+    return regex.compile(pattern, regex.VERSION1)
+
+
+def load_search_table(path: Path, rule: str, check: bool = True) -> SearchTable:
+    """Read a search table; a broken one is a RuleError naming the file and line. `check`:
+    compile every pattern now (a user's table; the built-in pack's is checked in CI)."""
+    data, pos = load(read_table(path, rule, "search table", MAX_BYTES))
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or not entries or len(entries) > MAX_ENTRIES:
+        raise RuleError(path, "search table needs a non-empty list `entries`", rule=rule)
+    rows = [_entry(path, rule, e, pos.of(("entries", i)), check) for i, e in enumerate(entries)]
+    return SearchTable(tuple(r["match"] for r in rows), tuple(_without_match(r) for r in rows))
+
+
+def _without_match(row: Mapping[str, str]) -> Mapping[str, str]:
+    return {k: v for k, v in row.items() if k != "match"}
+
+
+def _entry(
+    path: Path, rule: str, entry: Any, where: tuple[int, int], check: bool
+) -> dict[str, str]:
+    """One entry, checked: its fields, and (`check`) its pattern."""
+    line, col = where
+    if not isinstance(entry, dict) or not all(isinstance(v, str) for v in entry.values()):
+        raise RuleError(path, "an entry is a mapping of strings", line, col, rule)
+    missing = [k for k in REQUIRED if not entry.get(k)]
+    unknown = sorted(set(entry) - ALLOWED)
+    if missing or unknown:
+        said = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
+        raise RuleError(path, f"entry: {said}", line, col, rule)
+    try:
+        if check:
+            _compile(entry["match"])
+    except regex.error as exc:
+        raise RuleError(path, f"entry match is not a valid regex: {exc}", line, col, rule) from None
+    return entry

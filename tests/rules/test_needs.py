@@ -1,0 +1,88 @@
+"""A rule named by the prefilter is not searched on a line that lacks the rest of what its
+pattern needs (rules.needs): that may only keep out lines the pattern cannot match."""
+
+from __future__ import annotations
+
+import pytest
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from msrunwatch.rules.loader import load_rules
+from msrunwatch.rules.matcher import LineMatcher
+from msrunwatch.rules.needs import may_match, pattern_needs
+from tests.integration.fastpaths import CASE_LINES
+
+RULES = LineMatcher(load_rules()).rules
+
+
+def test_a_loss_line_needs_a_non_finite_value() -> None:
+    needs = pattern_needs(next(r.pattern for r in RULES if r.id == "loss-nan-logged") or "")
+    assert needs is not None
+    assert not may_match(needs, "epoch: 1 step: 2, loss is 0.3811")
+    assert may_match(needs, "epoch: 1 step: 2, loss is NaN")
+    assert may_match(needs, "iteration 9 | number of nan iterations: 1")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "needs"),
+    [
+        (r"abc(?:def|ghi)", (((("abc",), ("def", "ghi")),), False)),
+        (r"(?i)Out of (?P<w>memory|MEM)", (((("out of ",), ("memory", "mem")),), True)),
+        (r"abc|xyz\d+", (((("abc",),), (("xyz",),)), False)),
+        (r"ab(?:cd)?efg", (((("efg",),),), False)),
+        (r"(?i)straße\d+abcd", (((("abcd",),),), True)),  # not ASCII: left out
+    ],
+)
+def test_what_a_pattern_needs(pattern: str, needs: object) -> None:
+    assert pattern_needs(pattern) == needs
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"\d+|abc",  # an alternative needs nothing
+        r"a+",  # nothing of three characters
+        r"[[:alpha:]]abc",  # regex's nested set, which `re` reads otherwise
+        r"[a[b]]cde",  # the same without `[[`
+        r"(?:abcd){e<=1}",  # fuzzy matching
+        r"(?i)ſtop",  # a literal that is not ASCII, case ignored (`ſ` folds to `s`)
+        r"\p{L}abc",  # syntax `re` does not parse
+    ],
+)
+def test_nothing_is_told_of(pattern: str) -> None:
+    assert pattern_needs(pattern) is None
+
+
+def test_a_line_that_is_not_ascii_is_left_to_the_pattern() -> None:
+    needs = pattern_needs(r"(?i)stop now")
+    assert needs is not None
+    assert may_match(needs, "ſtop now \u00e9")
+    assert regex.compile(r"(?i)stop now", regex.VERSION1).search("ſtop now \u00e9")
+
+
+def test_every_case_line_of_every_rule_passes_its_needs() -> None:
+    """Every line of every rule's cases that a rule's pattern matches meets its needs."""
+    checked = 0
+    for rule in RULES:
+        needs = pattern_needs(rule.pattern or "")
+        if needs is None or rule.match is None:
+            continue
+        for line in CASE_LINES:
+            if rule.match.search(line) is not None:
+                assert may_match(needs, line), (rule.id, line)
+                checked += 1
+    assert checked > 200
+
+
+PIECES = ["loss", "LOSS", " is ", ": ", "nan", "NaN", "inf", "-inf", "0.38", "x", " ", "Error"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=12), st.sampled_from(RULES))
+def test_a_line_kept_out_is_never_a_match(pieces: list[str], rule: object) -> None:
+    line = "".join(pieces)
+    pattern = rule.pattern or ""  # type: ignore[attr-defined]
+    needs = pattern_needs(pattern)
+    if needs is not None and not may_match(needs, line):
+        assert rule.match.search(line) is None  # type: ignore[attr-defined]
