@@ -46,6 +46,7 @@ def cmd_triage(args: argparse.Namespace) -> int:
 
 
 def _triage(args: argparse.Namespace, targets: list[str]) -> Report:
+    from msrunwatch.drivers.cluster import expected_hosts
     from msrunwatch.drivers.triage import triage
 
     rules = rules_of(args)
@@ -58,8 +59,15 @@ def _triage(args: argparse.Namespace, targets: list[str]) -> Report:
         return triage_with_config(targets, rules, configs, consoles, args.devices, post)
     progress = None if args.quiet else progress_printer(sys.stderr)
     tolerance = getattr(args, "clock_tolerance", 1.0)  # `watch` without a terminal comes here too
+    hosts = expected_hosts(getattr(args, "expect_hosts", None))
     return triage(
-        targets, rules, args.console or (), progress, clock_tolerance=tolerance, post=post
+        targets,
+        rules,
+        args.console or (),
+        progress,
+        clock_tolerance=tolerance,
+        expected_hosts=hosts,
+        post=post,
     )
 
 
@@ -161,6 +169,12 @@ def add(sub: Any) -> None:
         metavar="SECONDS",
         help="facts from several nodes: how far two nodes' clocks may differ where the logs "
         "cannot measure it (default 1); faults closer than that on two nodes are a tie",
+    )
+    p.add_argument(
+        "--expect-hosts",
+        metavar="FILE",
+        help="facts from several nodes: the job's hosts, one per line (scontrol show "
+        "hostnames); each that sent no facts is named, even where no scheduler's table lists it",
     )
     p.add_argument("--msrun", metavar="CMDLINE", help="the msrun command line, with --config")
     p.add_argument(

@@ -23,6 +23,7 @@ from msrunwatch.commands.common import (
     rules_of,
     use_color,
 )
+from msrunwatch.commands.watchopts import cluster_options, headless_options
 from msrunwatch.core.errors import UsageError
 
 FOREVER = math.inf
@@ -31,6 +32,10 @@ FOREVER = math.inf
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """Follow a run live: the terminal UI, or JSON events and metrics with --headless."""
+    if args.cluster:
+        from msrunwatch.commands.watchcluster import cmd_watch_cluster
+
+        return cmd_watch_cluster(args, _terminal())
     paths(args.dirs, "log directory"), paths(args.console, "--console")
     if not args.headless and not _terminal():
         note(args, "standard output is not a terminal: printing the triage report instead "
@@ -82,7 +87,7 @@ def _terminal() -> bool:
 
 
 def _headless(args: argparse.Namespace, live: Any, arrival: Any) -> int:
-    from msrunwatch.live.headless import Headless, HeadlessOptions
+    from msrunwatch.live.headless import Headless
 
     missing = arrival.missing()
     if missing:
@@ -90,15 +95,7 @@ def _headless(args: argparse.Namespace, live: Any, arrival: Any) -> int:
         note(args, f"waiting for {', '.join(missing)} to appear{limit}")
         if not arrival.wait():
             raise UsageError(f"{missing[0]}: did not appear within {args.wait:g}s")
-    options = HeadlessOptions(
-        events=args.events,
-        metrics_port=args.metrics_port,
-        metrics_addr=args.metrics_addr,
-        on_finding=args.on_finding,
-        on_every_finding=args.on_every_finding,
-        exit_when_done=args.exit_when_done,
-        poll=args.poll,
-    )
+    options = headless_options(args, poll=args.poll, publish=args.publish)
     return int(Headless(live, options).run())
 
 
@@ -171,6 +168,7 @@ def add(sub: Any) -> None:
         help="exit with triage's exit code once every rank ended (in the view too)",
     )
     _headless_options(p)
+    cluster_options(p)
     rule_options(p)
     p.set_defaults(handler=cmd_watch)
 
@@ -191,6 +189,12 @@ def _headless_options(p: argparse.ArgumentParser) -> None:
         metavar="ADDR",
         help="address for the metrics server (default 127.0.0.1: this host only; 0.0.0.0 "
         "or :: for Prometheus on other hosts)",
+    )
+    group.add_argument(
+        "--publish",
+        metavar="DIR",
+        help="write this node's facts snapshot to DIR/<host>.facts.jsonl as it changes (for "
+        "watch --cluster DIR on shared storage); the last one is its post-mortem facts",
     )
     group.add_argument(
         "--on-finding",

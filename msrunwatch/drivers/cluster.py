@@ -13,11 +13,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from msrunwatch.core.errors import InputError
+from msrunwatch.core.errors import InputError, UsageError
+from msrunwatch.core.fileio import open_regular
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
 from msrunwatch.read.facts import FileFacts
+from msrunwatch.read.nodefacts import clock
 from msrunwatch.read.nodefacts.merge import Merged, merge
 from msrunwatch.read.nodefacts.nodes import COMPLETE, collect
 from msrunwatch.read.nodefacts.reader import FactsReader, Readable, is_facts
@@ -96,6 +98,30 @@ def facts_files(target: str) -> list[str] | None:
     return [f for f in found if f in sniffed or f.endswith(NAMED_FACTS)]
 
 
+MAX_HOSTS_BYTES = 1 << 20
+
+
+def expected_hosts(path: str | None) -> list[str]:
+    """The hosts a job runs on, one per line (`scontrol show hostnames`; a `:port` is
+    dropped, `#` starts a comment): each is named when it sent no facts."""
+    if not path:
+        return []
+    try:
+        with open(open_regular(path), "rb") as fh:
+            data = fh.read(MAX_HOSTS_BYTES)
+    except OSError as exc:
+        raise UsageError(f"--expect-hosts {path}: cannot read: {exc.strerror or exc}") from None
+    hosts = []
+    for raw in data.decode("utf-8", "replace").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        host = line.rsplit(":", 1)[0] if line.count(":") == 1 else line
+        if host and len(host) <= 255 and not any(c.isspace() for c in host):
+            hosts.append(host)
+    if not hosts:
+        raise UsageError(f"--expect-hosts {path}: names no host (one per line)")
+    return hosts
+
+
 def has_facts(targets: Sequence[str]) -> bool:
     return any(facts_files(t) is not None for t in targets)
 
@@ -124,12 +150,35 @@ def merged(
     local: Sequence[FileFacts],
     reader: FactsReader,
     tolerance: float,
+    expected: Sequence[str] = (),
 ) -> Merged:
     collected = collect(reader.streams.values())
     if not collected.nodes and not local:
         shown = "; ".join(reader.problems.lines()[:2]) or "no facts records"
         raise InputError(f"no facts could be read from {', '.join(targets)}: {shown}")
-    return merge(collected, local, tolerance, rules_digest(rules))
+    return merge(collected, local, tolerance, rules_digest(rules), expected)
+
+
+def local_clocks(
+    facts: Sequence[FileFacts], tolerance: float
+) -> tuple[list[FileFacts], dict[tuple[str, str], tuple[str, float, bool]] | None]:
+    """Logs of several hosts read here (node directories copied to one place): when the
+    registrations measure the clocks of at least two hosts, the times of a host whose clock
+    is measurably off the scheduler's (its interval excludes 0) are moved onto it, and each
+    file gets its clock's uncertainty for the judge's ties. Times are shown as logged where
+    the clocks agree, and the logs of one host are left as they are."""
+    table = clock.registrations(facts)
+    clocks = clock.measure(facts, tolerance)
+    if len(clocks.offsets) < 2:
+        return list(facts), None
+    moved, errors = [], {}
+    for f in facts:
+        domain = clock.domain_of(f, table)
+        offset = clocks.offsets.get(domain)
+        off = offset is not None and not offset.low <= 0.0 <= offset.high
+        moved.append(clock.shifted(f, clocks.shift(domain)) if off else f)
+        errors[(f.log_dir, f.path)] = (domain, clocks.error(domain), clocks.measured(domain))
+    return moved, errors
 
 
 def judged(

@@ -12,7 +12,7 @@ import os
 import socket
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -70,11 +70,16 @@ def output_path(output: str, host: str, shard: tuple[int, int] | None) -> str:
     return output
 
 
+def utc_offset_s() -> int:
+    """This node's offset from UTC now, in seconds (its logs' clock minus UTC)."""
+    return -time.altzone if time.localtime().tm_isdst > 0 else -time.timezone
+
+
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:200] or "host"
 
 
-def _inside(path: str, targets: Sequence[str]) -> str | None:
+def inside(path: str, targets: Sequence[str]) -> str | None:
     """The log directory a path would be written in, if any: msrunwatch never writes
     into a directory it reads."""
     where = Path(path).resolve()
@@ -187,7 +192,7 @@ def stream_lines(
         rules_digest=rules_digest(rules),
         shard=shard,
         collected_at_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        tz_offset_s=-time.altzone if time.localtime().tm_isdst > 0 else -time.timezone,
+        tz_offset_s=utc_offset_s(),
         warnings=tuple(warnings),
     )
     shown = (
@@ -211,18 +216,18 @@ def write(
     """Read the node's logs and write their facts (atomically, to a file)."""
     host = host or this_host()
     path = output_path(output, host, shard)
-    if path != "-" and (inside := _inside(path, targets)) is not None:
-        raise UsageError(f"{path}: inside {inside}, which is read: msrunwatch never writes there")
+    if path != "-" and (within := inside(path, targets)) is not None:
+        raise UsageError(f"{path}: inside {within}, which is read: msrunwatch never writes there")
     lines, facts, warnings = stream_lines(targets, rules, host, shard, consoles, with_evidence)
     if path == "-":
         count, size = _emit(lines, stdout)
     else:
-        count, size = _atomic(path, lines)
+        count, size = atomic_write(path, lines)
     unreadable = sum(1 for f in facts if f.error is not None)
     return Written(path, len(facts), unreadable, count, size, tuple(warnings))
 
 
-def _emit(lines: Iterator[str], out: TextIO | None) -> tuple[int, int]:
+def _emit(lines: Iterable[str], out: TextIO | None) -> tuple[int, int]:
     import sys
 
     out = out or sys.stdout
@@ -234,9 +239,19 @@ def _emit(lines: Iterator[str], out: TextIO | None) -> tuple[int, int]:
     return count, size
 
 
-def _atomic(path: str, lines: Iterator[str]) -> tuple[int, int]:
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+UMASK = _umask()
+"""Read once, at import (setting it to read it is not thread-safe)."""
+
+
+def atomic_write(path: str, lines: Iterable[str]) -> tuple[int, int]:
     """Written beside the target and renamed over it: a reader sees the old file or the
-    whole new one, never half of it."""
+    whole new one, never half of it. Its mode is a new file's (a temporary file is private)."""
     folder = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(folder, exist_ok=True)
@@ -244,7 +259,8 @@ def _atomic(path: str, lines: Iterator[str]) -> tuple[int, int]:
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        os.fchmod(fd, 0o666 & ~UMASK)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as fh:
             count, size = _emit(lines, fh)
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -46,13 +46,16 @@ def triage(
     progress: Progress | None = None,
     ctx: Context | None = None,
     clock_tolerance: float = cluster.DEFAULT_TOLERANCE,
+    expected_hosts: Sequence[str] = (),
     post: PostMortem | None = None,
 ) -> Report:
     """Read every log of the targets and return the verdict; facts files from other nodes
-    among the targets make it the verdict over all of them (drivers.cluster). `post`: judge
-    whether the run is over by the clock (drivers.postmortem); None: it is not consulted."""
+    among the targets make it the verdict over all of them (drivers.cluster), naming the
+    expected hosts that sent none. `post`: judge whether the run is over by the clock
+    (drivers.postmortem); None: it is not consulted."""
     if cluster.has_facts(targets):
-        return _triage_facts(targets, rules, consoles, progress, ctx, clock_tolerance)
+        facts_of = (consoles, progress, ctx, clock_tolerance, expected_hosts)
+        return _triage_facts(targets, rules, *facts_of)
     warnings: list[str] = []
     files = find_logs(targets, consoles, warnings)
     facts = scan_all(files, rules, progress)
@@ -62,12 +65,13 @@ def triage(
     if facts and len(failed) == len(facts):
         raise InputError(f"no log could be read: {failed[0]}" + _more(len(failed) - 1))
     partial = [w for f in facts for w in f.warnings]
+    facts, clocks = cluster.local_clocks(facts, clock_tolerance)  # several hosts' logs
     run = assemble([*targets], facts)
     notes = [*warnings, *failed, *encoding_warnings(facts), *run.warnings, *partial]
     if post is not None:
         ctx = with_clock(ctx or Context(), post, run, files)
     del files  # before the judge runs
-    return judge(run, rules, notes, ctx)
+    return judge(run, rules, notes, replace(ctx or Context(), clocks=clocks) if clocks else ctx)
 
 
 def _triage_facts(
@@ -77,13 +81,14 @@ def _triage_facts(
     progress: Progress | None,
     ctx: Context | None,
     tolerance: float,
+    expected: Sequence[str] = (),
 ) -> Report:
     """Facts of other nodes, with any log directories given beside them read here."""
     reader, logs, failed = cluster.read_targets(targets)
     warnings: list[str] = []
     files = find_logs(logs, consoles, warnings) if logs or consoles else []
     local = scan_all(files, rules, progress)
-    view = cluster.merged(targets, rules, local, reader, tolerance)
+    view = cluster.merged(targets, rules, local, reader, tolerance, expected)
     problems = [f"facts: {p}" for p in reader.problems.lines()]
     notes = [*failed, *problems, *warnings, *encoding_warnings(local)]
     return cluster.judged(targets, rules, view, notes, ctx)

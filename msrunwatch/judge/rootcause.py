@@ -20,6 +20,7 @@ from msrunwatch.judge.conditions import Synthetic
 from msrunwatch.judge.model import RootCause, Status
 from msrunwatch.judge.sightings import Sighting
 from msrunwatch.judge.statuses import first_lost
+from msrunwatch.read.cluster import Group
 from msrunwatch.rules.matcher import capture_value
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.template import rank_ranges
@@ -142,8 +143,13 @@ def spoke_up(found: Sequence[Sighting]) -> set[int]:
     }
 
 
-def _named_peer(s: Sighting, world: int) -> int | None:
-    """The rank a sighting's rule says its rank waited on, if it names a valid other rank."""
+Groups = Mapping[int, Mapping[str, Group]]
+"""Each rank's communicator groups, by name, as its log created them."""
+
+
+def _named_peer(s: Sighting, world: int, groups: Groups | None = None) -> int | None:
+    """The rank a sighting's rule says its rank waited on, if it names a valid other rank
+    (a group-local rank through the group's members, when its group is known)."""
     peer = s.rule.peer
     if peer is None or s.rank is None or s.rank < 0:
         return None
@@ -151,6 +157,13 @@ def _named_peer(s: Sighting, world: int) -> int | None:
     named = peer.rank({**env, "rank": s.rank, "world": world})
     if isinstance(named, bool) or not isinstance(named, int):
         return None
+    if peer.group is not None:
+        name = s.hit.capture(peer.group)
+        group = (groups or {}).get(s.rank, {}).get(name) if name else None
+        found = group.global_rank(named) if group is not None else None
+        if found is None:
+            return None  # a group-local rank of a group not known: evidence, not a peer
+        named = found
     return named if 0 <= named < world and named != s.rank else None
 
 
@@ -159,13 +172,14 @@ def from_peers(
     plain: Mapping[int, Status],
     world: int,
     blind: frozenset[int] = frozenset(),
+    groups: Groups | None = None,
 ) -> RootCause | None:
     """Preference 2: a rank others waited on (or received a wrong size from) that logged no
     fault of its own; the earliest such naming decides. A rank whose node sent no facts
     (`blind`) is not known to have logged nothing: it is not named."""
     spoke = spoke_up(found)
     for s in found:
-        named = _named_peer(s, world)
+        named = _named_peer(s, world, groups)
         if named is None or named in spoke or named in blind:
             continue
         peer = s.rule.peer

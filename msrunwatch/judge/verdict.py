@@ -20,6 +20,7 @@ from msrunwatch.judge.conditions import (
 )
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.findings import findings
+from msrunwatch.judge.lostnode import lost_node
 from msrunwatch.judge.model import Finding, FirstError, RankReport, Report, RootCause, Status
 from msrunwatch.judge.sightings import Sighting, sightings
 from msrunwatch.judge.statuses import (
@@ -33,6 +34,7 @@ from msrunwatch.judge.statuses import (
     with_named,
     with_rank_effects,
 )
+from msrunwatch.read.cluster import Group
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Rule
@@ -216,6 +218,11 @@ def _named(
     return named
 
 
+def _groups(run: RunFacts) -> dict[int, dict[str, Group]]:
+    """Each rank's communicator groups by name (a peer named within a group is found so)."""
+    return {r.rank: {g.name: g for f in r.files for g in f.groups} for r in run.ranks}
+
+
 def judge(
     run: RunFacts, rules: Sequence[Rule], warnings: Sequence[str] = (), ctx: Context | None = None
 ) -> Report:
@@ -234,22 +241,30 @@ def judge(
     over = run_over(run, ctx)
     statuses = stopped(statuses, over, run, ctx.stall_after_s)
     world = run.expected_ranks or len(run.ranks)
+    hosts = {g.rank: g.host for g in run.registrations}
+    host_of = {n: _host(run, n, hosts) for n in statuses}
+
+    def whole(cause: RootCause | None) -> RootCause | None:
+        exits = {n: r.exit_code for n in statuses if (r := run.rank(n)) is not None}
+        return lost_node(cause, host_of, plain, rootcause.spoke_up(found), exits, ctx.blind)
+
     cause = rootcause.from_causes(found, ctx.clocks)
-    by_peer = None if cause else rootcause.from_peers(found, plain, world, ctx.blind)
-    cause = cause or by_peer
+    by_peer = None if cause else rootcause.from_peers(found, plain, world, ctx.blind, _groups(run))
+    cause = whole(cause or by_peer)
     figures = values(run_figures(run, plain, ctx, LineEvidence.of(run, found)))
     halted = [r for r, (s, _) in statuses.items() if s is Status.STOPPED]
     state = _run_state(run, plain, found, cause, silences, ctx.blind, over, halted)
     env = _run_env(state, figures)
     extra = run_findings(rules, run, env)
-    cause = cause or rootcause.fallback(found, extra)
-    peer = (by_peer, by_id[by_peer.rule]) if by_peer and by_peer.rule in by_id else None
+    cause = cause or whole(rootcause.fallback(found, extra))
+    # a node lost whole (lostnode widened the cause) crashed or was killed: its ranks did not hang
+    named_peer = by_peer if by_peer is not None and cause == by_peer else None
+    peer = (named_peer, by_id[named_peer.rule]) if named_peer and named_peer.rule in by_id else None
     statuses = with_named(statuses, _named(run, ctx, plain, peer, extra), run, own)
     grouped = findings(found, cause, extra, by_id)
-    hosts = {g.rank: g.host for g in run.registrations}
     ranks = tuple(
         _waiting_on(
-            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), _host(run, n, hosts), ctx),
+            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), host_of[n], ctx),
             cause,
         )
         for n in sorted(statuses)

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from msrunwatch.core.errors import InputError
 from msrunwatch.judge.conditions import rank_silences
@@ -25,6 +26,7 @@ from msrunwatch.judge.context import Context, Hang
 from msrunwatch.judge.model import Finding, Report, Status
 from msrunwatch.judge.statuses import progress_mark
 from msrunwatch.judge.verdict import judge
+from msrunwatch.live.changes import Changes
 from msrunwatch.live.tail import Change, FileTail
 from msrunwatch.read.discover import (
     LogFile,
@@ -42,7 +44,7 @@ from msrunwatch.rules.model import Rule
 
 AT_WORK = frozenset({"starting", "compiling", "training", "waiting"})
 """Statuses of a rank still at work, or waiting for msrun to stop it (by value)."""
-GONE = frozenset({"finished", "failed", "killed", "timed-out"})
+GONE = frozenset({"finished", "failed", "killed", "timed-out", "stopped"})
 """Statuses of a rank whose process has ended."""
 PER_FILE = 4 << 20
 """Bytes read from one file per tick: large enough to catch up fast, small enough to share."""
@@ -137,6 +139,23 @@ def run_ended(report: Report) -> bool:
     return not any(s in AT_WORK for s in statuses) and any(s in GONE for s in statuses)
 
 
+class Engine(Protocol):
+    """What the view and the headless loop drive: a LiveRun, or the cluster view's
+    ClusterRun (live.cluster), whose snapshots come from many nodes."""
+
+    targets: list[str]
+    consoles: list[str]
+    rules: list[Rule]
+    clock: Callable[[], float]
+    dirty: DirtySet
+
+    def tick(self) -> Update: ...
+
+    def paths(self) -> list[Path]: ...
+
+    def close(self) -> None: ...
+
+
 class LiveRun:
     """Everything the live view knows about a run, advanced one tick at a time."""
 
@@ -170,7 +189,7 @@ class LiveRun:
         self._last_rescan = self._last_judge = float("-inf")
         self._judge_gap = 0.0
         self._previous: Report | None = None
-        self._seen: dict[tuple[str, str], tuple[int, ...]] = {}
+        self._changes = Changes()
         self._urgent = True
         self._hung: dict[int, Hang] = {}
         """Ranks the last verdict called stalled: they stay so until their log moves on."""
@@ -246,6 +265,11 @@ class LiveRun:
         self._rescan()
         self._last_rescan = self.clock()
         return len(self._files)
+
+    def current_facts(self) -> list[tuple[FileFacts, float | None]]:
+        """Each file's facts as of the last verdict, with when it last grew (the wall clock):
+        what the node's live snapshot holds (live.snapshot)."""
+        return [(t.facts, t.mtime) for t in self._files.values() if t.facts is not None]
 
     def _read(self, key: Path, tracked: _Tracked, budget: int) -> tuple[int, str | None]:
         """Read one file within the budget; returns bytes read and a restart notice."""
@@ -346,15 +370,15 @@ class LiveRun:
         self._hung = held_hangs(report, run)
         update = Update(
             report,
-            self._new_findings(report),
-            self._status_changes(report),
+            self._changes.new_findings(report),
+            self._changes.status_changes(report),
             rank_silences(run, ctx) or {},
             read,
             behind,
             tuple(restarted),
             now,
         )
-        self._previous = report
+        self._previous = self._changes.previous = report
         self._judge_gap = min((time.perf_counter() - began) / JUDGE_SHARE, JUDGE_S)
         return update
 
@@ -364,27 +388,6 @@ class LiveRun:
             for t in self._files.values()
             if t.mtime is not None
         }
-
-    def _new_findings(self, report: Report) -> tuple[Finding, ...]:
-        """Findings not seen before, or spread to more ranks; a finding the current report no
-        longer has is forgotten, so a restarted run failing the same way is announced again."""
-        fresh, current = [], {}
-        for f in report.findings:
-            key = (f.rule, f.fingerprint)
-            before = self._seen.get(key)
-            if before is None or not set(f.ranks) <= set(before):
-                fresh.append(f)
-            current[key] = f.ranks
-        self._seen = current
-        return tuple(fresh)
-
-    def _status_changes(self, report: Report) -> tuple[tuple[int, Status | None, Status], ...]:
-        before = {r.rank: r.status for r in self._previous.ranks} if self._previous else {}
-        return tuple(
-            (r.rank, before.get(r.rank), r.status)
-            for r in report.ranks
-            if before.get(r.rank) is not r.status
-        )
 
     def close(self) -> None:
         """Release every file."""

@@ -112,6 +112,8 @@ class Extractor(GlogLines, PlainLines):
         self._registrations.update(later._registrations)
         self._assigned.update(later._assigned)
         self._unregistered.extend(later._unregistered)
+        for node, when in later._timed_out.items():
+            self._timed_out.setdefault(node, when)
         self._cluster.absorb(later._cluster)
         self._worker_starts.extend(later._worker_starts)
         self._worker_exits.extend(replace(e, line=e.line + shift) for e in later._worker_exits)
@@ -199,6 +201,7 @@ class Extractor(GlogLines, PlainLines):
                 for r in self._registrations.values()
             ),
             unregistered_nodes=tuple(self._unregistered),
+            timed_out_nodes=tuple(self._timed_out.items()),
             worker_starts=tuple(self._worker_starts),
             worker_exits=tuple(self._worker_exits),
             kill_all_time=self._kill_all_time,

@@ -164,6 +164,9 @@ class FileFacts:
     hits: tuple[Hit, ...] = ()
     registrations: tuple[Registration, ...] = ()
     unregistered_nodes: tuple[str, ...] = ()
+    timed_out_nodes: tuple[tuple[str, float | None], ...] = ()
+    """Scheduler: the node ids it timed out (`The node: <id> is timed out.`), each with when
+    it first said so."""
     worker_starts: tuple[tuple[int, str], ...] = ()
     """Console: (rank, log file) of each `Start worker process` line."""
     worker_exits: tuple[WorkerExit, ...] = ()

@@ -39,6 +39,8 @@ class GlogLines(Records):
         self._assigned: dict[str, int] = {}
         """Scheduler: the rank it assigned each node id (no `--node_rank`)."""
         self._unregistered: list[str] = []
+        self._timed_out: dict[str, float | None] = {}
+        """Scheduler: the node ids it timed out, with when it first said so."""
         self._cluster = ClusterLines()
         self._worker_starts: list[tuple[int, str]] = []
         self._worker_exits: list[WorkerExit] = []
@@ -131,6 +133,8 @@ class GlogLines(Records):
             )
         elif m := P.UNREGISTERED.search(msg):
             self._unregistered.append(m["node"])
+        elif m := P.TIMED_OUT.search(msg):
+            self._timed_out.setdefault(m["node"], when)
         elif m := P.ASSIGNED.search(msg):
             self._assigned[m["node"]] = int(m["rank"])
 

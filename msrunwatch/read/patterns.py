@@ -201,6 +201,8 @@ REGISTERED = Shape(
     rf"expected node number: (?P<expected>{N})"
 )
 UNREGISTERED = Shape(r"Node (?P<node>\S+) has unregistered\.")
+TIMED_OUT = Shape(r"The node: (?P<node>\S+) is timed out\.")
+"""The scheduler lost a worker's heartbeat (meta_server_node.cc UpdateTopoState)."""
 ASSIGNED = Shape(
     r"Assign rank id of node id: (?P<node>[^,\s]+), role: MS_WORKER, with host ip: [^,\s]+, "
     rf"old rank id: {N}, new rank id: (?P<rank>{N})"

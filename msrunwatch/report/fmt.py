@@ -258,4 +258,28 @@ def nodes(report: Report) -> str:
     if measured:
         worst = max(n.error_s or 0.0 for n in measured)
         text += f", {len(measured)} node clocks measured (within ±{worst * 1000:,.1f} ms)"
-    return text
+    live = live_nodes(report)
+    return f"{live}; {text}" if live else text
+
+
+LIVE_ORDER = ("blind", "stale", "missing", "reporting", "ended")
+
+
+def live_nodes(report: Report, most: int = 3) -> str:
+    """The cluster view's nodes: `256 nodes: 254 reporting, 1 stale (node-003), 1 blind
+    (node-137)`, the worst first, naming the nodes not seen now; empty outside it."""
+    states = [n.live for n in report.nodes if n.live is not None]
+    if not states:
+        return ""
+    counts = Counter(states)
+    parts = []
+    for state in LIVE_ORDER:
+        if not counts[state]:
+            continue
+        text = f"{counts[state]:,} {state}"
+        if state in ("blind", "stale", "missing"):
+            names = [n.name for n in report.nodes if n.live == state]
+            more = f" +{len(names) - most}" if len(names) > most else ""
+            text += f" ({', '.join(names[:most])}{more})"
+        parts.append(text)
+    return f"{len(states):,} nodes: " + ", ".join(parts)

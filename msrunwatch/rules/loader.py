@@ -321,7 +321,13 @@ def _peer(
         if value is not None and value not in CATEGORIES and not value.startswith("x-"):
             line, col = pos.of(("peer", key))
             raise RuleError(path, f"peer {key}: unknown category {value!r}", line, col, data["id"])
-    return Peer(rank, given["suspect"], given.get("if_ended"), Effect(given.get("effect", "none")))
+    group = given.get("group")
+    if group is not None and match is not None and group not in match.groupindex:
+        line, col = pos.of(("peer", "group"))
+        raise RuleError(path, f"peer group: no capture named {group!r}", line, col, data["id"])
+    return Peer(
+        rank, given["suspect"], given.get("if_ended"), Effect(given.get("effect", "none")), group
+    )
 
 
 def _subject_of(data: dict[str, Any]) -> Subject | None:

@@ -42,6 +42,11 @@ class Peer:
     """Its category when its log ended normally: it left while others still needed it."""
     effect: Effect = Effect.NONE
     """What being named does to its status (stall: it hangs; fail: it sent a bad chunk)."""
+    group: str | None = None
+    """The capture naming the communicator group `rank` counts in (HCCL names peers by their
+    rank in the group): the group's members, as the logging rank's log created it, turn it
+    into a global rank; a line that names no group, or one its log never created, names no
+    peer."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from textual.message import Message
 
 from msrunwatch.judge.model import Report
 from msrunwatch.live.observer import Arrival
-from msrunwatch.live.run import IDLE_TICK_S, LiveRun, Update
+from msrunwatch.live.run import IDLE_TICK_S, Engine, LiveRun, Update
 from msrunwatch.tui.messages import (
     FilesRestarted,
     FindingsRaised,
@@ -59,9 +59,9 @@ def messages(update: Update) -> list[Message]:
 
 
 class LiveFeed:
-    """Ticks a LiveRun every `tick_s` (at once while it is catching up)."""
+    """Ticks a live engine (LiveRun, ClusterRun) every `tick_s` (at once while catching up)."""
 
-    def __init__(self, live: LiveRun, tick_s: float = 0.25, arrival: Arrival | None = None) -> None:
+    def __init__(self, live: Engine, tick_s: float = 0.25, arrival: Arrival | None = None) -> None:
         self.live = live
         self.tick_s = tick_s
         self.arrival = arrival
@@ -77,7 +77,8 @@ class LiveFeed:
         try:
             if not self._await(post):
                 return
-            post(LogsFound(self.live.discover()))
+            if isinstance(self.live, LiveRun):  # the cluster view reads no logs of its own
+                post(LogsFound(self.live.discover()))
             while not self._stop.is_set():
                 started = time.monotonic()
                 update = self.live.tick()

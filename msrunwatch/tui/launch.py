@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 from msrunwatch.judge.model import Report
 from msrunwatch.live.observer import Arrival
-from msrunwatch.live.run import LiveRun
+from msrunwatch.live.run import Engine
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.feed import LiveFeed
 
@@ -15,17 +16,22 @@ JOIN_S = 5.0
 
 
 def run_tui(
-    live: LiveRun,
+    live: Engine,
     tick_s: float = 0.25,
     arrival: Arrival | None = None,
     exit_when_done: bool = False,
+    shown: Sequence[str] | None = None,
     color: bool = False,
 ) -> int:
     """Show the live view until the user quits (or, with `exit_when_done`, the run ends:
     then the verdict is printed as triage prints it, `color` or not, so it stays on the
-    terminal); returns triage's exit code for the run, 2 when a target never appeared."""
+    terminal); returns triage's exit code for the run, 2 when a target never appeared;
+    `shown`: what the header says is watched, when not the engine's targets (the cluster
+    view's sources)."""
     feed = LiveFeed(live, tick_s, arrival)
-    app = MsrunwatchApp(feed, live.targets, exit_when_done=exit_when_done)
+    app = MsrunwatchApp(
+        feed, live.targets if shown is None else shown, exit_when_done=exit_when_done
+    )
     code = app.run()
     feed.stop()
     feed.join(JOIN_S)

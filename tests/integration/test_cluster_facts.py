@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from msrunwatch.cli import main
 from msrunwatch.drivers.facts import stream_lines
 from msrunwatch.drivers.triage import triage
 from msrunwatch.judge.model import Report
@@ -24,7 +23,6 @@ SCENARIOS = sorted(
     for p in FIXTURES.glob("*/expected.yaml")
     if not p.parent.name.startswith("public") and (p.parent / "msrun_log").is_dir()
 )
-MSRUNWATCH = [sys.executable, "-m", "msrunwatch"]
 
 
 def verdict(report: Report) -> tuple[object, ...]:
@@ -128,147 +126,74 @@ def test_every_registered_node_gets_an_interval_holding_its_true_offset(
     assert total >= 5 and inside == total
 
 
-def test_the_two_faults_without_clocks_are_a_tie_said_so(simulated: Path) -> None:
-    out = subprocess.run(
-        [*MSRUNWATCH, "triage", str(simulated / "two-faults-no-scheduler" / "facts")],
-        capture_output=True, text=True, cwd=ROOT,
-    )  # fmt: skip
-    assert out.returncode == 1
-    assert "within the clock uncertainty (±1,000 ms): their order is not known" in out.stdout
+REAL_MULTI_NODE = [
+    "cpu_2nodes_noderank_ok", "cpu_2nodes_no_node_rank_ok", "cpu_2nodes_node1_killed",
+    "cpu_2nodes_no_node_rank_node1_killed", "cpu_2nodes_node1_utc8",
+    "cpu_2nodes_two_faults_node1_clock_behind", "cpu_wrong_master_addr_node1",
+]  # fmt: skip
+NEVER_REGISTERED = {"cpu_wrong_master_addr_node1": 1}
+"""Nodes of a run that never registered (a wrong master address): they have no bracket."""
 
 
-def test_a_lost_node_is_named_with_its_ranks_and_never_blamed_as_silent(simulated: Path) -> None:
-    out = subprocess.run(
-        [*MSRUNWATCH, "triage", str(simulated / "node-lost" / "facts"), "--format", "json"],
-        capture_output=True, text=True, cwd=ROOT,
-    )  # fmt: skip
-    report = json.loads(out.stdout)
+def test_the_real_multi_node_runs_are_all_checked() -> None:
+    bench = _bench("bench_cluster")
+    assert [p.name for p in bench.real_multi_node()] == sorted(REAL_MULTI_NODE)
+
+
+@pytest.mark.parametrize("name", REAL_MULTI_NODE)
+def test_every_node_of_a_real_run_gets_an_interval_holding_its_true_offset(name: str) -> None:
+    """Two msrun nodes on one host; node 1 8 h ahead (TZ) or 5 s behind (libfaketime) in
+    two of them: each node that registered gets a bracket, and it holds its true offset."""
+    bench = _bench("bench_cluster")
+    nodes, bracketed, inside, widest, _ = bench.real_clock_check(FIXTURES / name)
+    assert nodes - NEVER_REGISTERED.get(name, 0) == bracketed == inside
+    assert widest < 50.0  # milliseconds: a registration handshake on one host
+
+
+def test_two_faults_on_skewed_clocks_are_ordered_by_the_measured_offset(rules: list[Rule]) -> None:
+    """Rank 2's fault is logged 4.6 s before rank 0's on its node's clock (5 s behind), and
+    happened 0.4 s after it: logs copied to one place and facts merged both say rank 0."""
+    base = FIXTURES / "cpu_2nodes_two_faults_node1_clock_behind"
+    nodes = [str(base / f"node{k}/msrun_log") for k in (0, 1)]
+    report = triage(nodes, rules)
+    assert report.root_cause is not None and report.root_cause.ranks == (0,)
+    assert "rank(s) 2 hit the same fault later" in report.root_cause.reason
+
+
+def triage_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """`msrunwatch triage ARGS...` in this process: exit code and standard output."""
+    code = main(["triage", *args])
+    return code, capsys.readouterr().out
+
+
+def test_the_two_faults_without_clocks_are_a_tie_said_so(
+    simulated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = triage_cli(capsys, str(simulated / "two-faults-no-scheduler" / "facts"))
+    assert code == 1
+    assert "within the clock uncertainty (±1,000 ms): their order is not known" in out
+
+
+def test_a_lost_node_is_named_with_its_ranks_and_never_blamed_as_silent(
+    simulated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out = triage_cli(capsys, str(simulated / "node-lost" / "facts"), "--format", "json")
+    report = json.loads(out)
     missing = [n for n in report["nodes"] if n["state"] == "missing"]
     assert [(n["host"], n["ranks"]) for n in missing] == [("node-003", [6, 7])]
     assert report["root_cause"]["rule"] == "cause-not-in-logs"
     assert report["root_cause"]["ranks"] == [6, 7]
-    assert any("node-003 (ranks 6-7): missing" in w for w in report["warnings"])
+    said = "node node-003 (ranks 6-7): missing, no facts from this node; the scheduler timed out rank 6"
+    assert said in report["warnings"]
 
 
-def test_a_healthy_run_with_a_node_missing_is_never_ok(simulated: Path, tmp_path: Path) -> None:
+def test_a_healthy_run_with_a_node_missing_is_never_ok(
+    simulated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     facts = sorted((simulated / "healthy" / "facts").glob("*.facts.jsonl"))
     for path in facts[:-1]:
         (tmp_path / path.name).write_bytes(path.read_bytes())
-    out = subprocess.run(
-        [*MSRUNWATCH, "triage", str(tmp_path), "--format", "json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    report = json.loads(out.stdout)
-    assert report["outcome"] == "unknown" and out.returncode == 0
+    code, out = triage_cli(capsys, str(tmp_path), "--format", "json")
+    report = json.loads(out)
+    assert report["outcome"] == "unknown" and code == 0
     assert [n["host"] for n in report["nodes"] if n["state"] == "missing"] == ["node-005"]
-
-
-# -- the command line ----------------------------------------------------------------------
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*MSRUNWATCH, *args], capture_output=True, text=True, cwd=ROOT,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
-
-
-NODE0 = FIXTURES / "cpu_2nodes_noderank_ok" / "node0" / "msrun_log"
-
-
-def test_facts_to_a_directory_names_the_file_on_the_node(tmp_path: Path) -> None:
-    out = run("facts", str(NODE0), "-o", f"{tmp_path}/", env={"MSRUNWATCH_HOST": "gpu-17"})
-    assert out.returncode == 0, out.stderr
-    assert [p.name for p in tmp_path.iterdir()] == ["gpu-17.facts.jsonl"]
-    first = json.loads((tmp_path / "gpu-17.facts.jsonl").read_text().splitlines()[0])
-    assert first["kind"] == "node" and first["host"] == "gpu-17"
-
-
-def test_facts_expands_host_in_a_file_name(tmp_path: Path) -> None:
-    out = run("facts", str(NODE0), "--host", "n9", "-o", str(tmp_path / "{host}.jsonl"))
-    assert out.returncode == 0 and (tmp_path / "n9.jsonl").is_file()
-
-
-def test_facts_never_writes_into_a_log_directory_it_reads(tmp_path: Path) -> None:
-    logs = tmp_path / "msrun_log"
-    logs.mkdir()
-    (logs / "worker_0.log").write_bytes(next(NODE0.glob("worker_0.log")).read_bytes())
-    out = run("facts", str(logs), "-o", f"{logs}/")
-    assert out.returncode == 2 and "never writes there" in out.stderr
-    assert [p.name for p in logs.iterdir()] == ["worker_0.log"]
-
-
-def test_facts_of_nothing_exits_2_and_still_tells_the_merge(tmp_path: Path) -> None:
-    out = run("facts", str(tmp_path / "none"), "--host", "n3", "-o", "-")
-    assert out.returncode == 2 and "no log could be read" in out.stderr
-    kinds = [json.loads(line)["kind"] for line in out.stdout.splitlines()]
-    assert kinds == ["node", "end"]
-    assert "no msrun logs found" in out.stdout or "no such" in out.stdout or "none" in out.stdout
-
-
-def test_shards_of_one_directory_read_every_file_once(tmp_path: Path) -> None:
-    folder = FIXTURES / "cpu_dp4_hang_rank2_allreduce_timeout" / "msrun_log"
-    paths = []
-    for k in range(3):
-        out = run(
-            "facts", str(folder), "--shard", f"{k}/3", "--host", f"h{k}", "-o", f"{tmp_path}/"
-        )
-        assert out.returncode == 0, out.stderr
-    for path in tmp_path.iterdir():
-        for line in path.read_text().splitlines():
-            record = json.loads(line)
-            if record["kind"] == "file":
-                paths.append(record["facts"]["path"])
-    assert sorted(paths) == sorted(p.name for p in folder.iterdir())
-    plain = json.loads(run("triage", str(folder), "--format", "json").stdout)
-    merged = json.loads(run("triage", str(tmp_path), "--format", "json").stdout)
-    assert merged["root_cause"]["ranks"] == plain["root_cause"]["ranks"] == [2]
-    assert [n["state"] for n in merged["nodes"]] == ["complete"]
-
-
-def test_a_bad_shard_is_a_usage_error() -> None:
-    out = run("facts", str(NODE0), "--shard", "3/3")
-    assert out.returncode == 2 and "K/N" in out.stderr
-
-
-def test_triage_of_facts_on_standard_input(tmp_path: Path) -> None:
-    facts = run("facts", str(NODE0), "--host", "n0", "-o", "-").stdout
-    out = subprocess.run(
-        [*MSRUNWATCH, "triage", "-", "--format", "json"],
-        input=facts,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    report = json.loads(out.stdout)
-    assert [n["host"] for n in report["nodes"]] == ["n0"]
-
-
-def test_nothing_readable_in_facts_is_exit_2(tmp_path: Path) -> None:
-    bad = tmp_path / "x.facts.jsonl"
-    bad.write_text('{"kind":"node","schema":1,"host":"h","stream":"s"}\n{"kind":"file", broken\n')
-    out = run("triage", str(bad))
-    assert (
-        out.returncode == 2
-        and out.stderr.count("\n") == 1
-        and "no facts could be read" in out.stderr
-    )
-
-
-@pytest.mark.parametrize(
-    "name", ["cpu_dp2_oom_alloc_failed", "cpu_dp4_hang_rank2_allreduce_timeout"]
-)
-def test_evidence_lines_are_the_files_own_numbered_lines(name: str) -> None:
-    folder = FIXTURES / name / "msrun_log"
-    out = run("facts", str(folder), "--evidence", "--host", "n", "-o", "-")
-    records = [json.loads(line) for line in out.stdout.splitlines()]
-    paths = {r["fid"]: r["facts"]["path"] for r in records if r["kind"] == "file"}
-    shown = [r for r in records if r["kind"] == "evidence"]
-    assert len(shown) >= 2
-    for record in shown:
-        text = (folder / paths[record["fid"]]).read_bytes().decode(errors="replace").split("\n")
-        assert sum(len(t) + 8 for _, t in record["lines"]) <= 8 << 10
-        for number, line in record["lines"]:
-            assert line == text[number - 1].rstrip("\r")[:400], (paths[record["fid"]], number)

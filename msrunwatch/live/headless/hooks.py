@@ -8,10 +8,11 @@ import os
 import signal
 import subprocess
 import threading
+from dataclasses import replace
 from typing import Any, TextIO
 
 from msrunwatch.core.sanitize import json_document, json_line, terminal
-from msrunwatch.judge.model import Finding
+from msrunwatch.judge.model import Finding, Report, RootCause
 from msrunwatch.rules.vocab import Severity
 
 HOOK_TIMEOUT_S = 60.0
@@ -106,6 +107,26 @@ class Hook:
             for proc in running:
                 _kill(proc)
         self._pool.shutdown(wait=wait, cancel_futures=not wait)
+
+
+def cause_finding(report: Report, cause: RootCause) -> Finding:
+    """The finding a root cause is, for the hook that runs once per cause: the report's
+    root-cause finding of that rule, else one made from the cause (a run-level cause)."""
+    for f in report.findings:
+        if f.role == "root-cause" and f.rule == cause.rule:
+            return replace(f, fingerprint=f"{f.fingerprint}|ranks {cause.ranks}")
+    return Finding(
+        rule=cause.rule,
+        title=cause.category,
+        category=cause.category,
+        severity=Severity.ERROR,
+        role="root-cause",
+        message=cause.message,
+        ranks=cause.ranks,
+        occurrences=(),
+        count=1,
+        fingerprint=f"{cause.rule}|{cause.category}|ranks {cause.ranks}",
+    )
 
 
 def _env(finding: Finding) -> dict[str, str]:

@@ -17,12 +17,13 @@ from msrunwatch.core.exit_codes import ExitCode
 from msrunwatch.core.sanitize import terminal
 from msrunwatch.judge.model import Finding, Report
 from msrunwatch.live.headless.events import EventStream, PipeClosed, relabel_time
-from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, Hook
+from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, Hook, cause_finding
 from msrunwatch.live.headless.httpserve import Server
 from msrunwatch.live.headless.metrics import RunCollector, Snapshot, serve
 from msrunwatch.live.headless.options import HeadlessOptions
 from msrunwatch.live.headless.signals import StopSignals
-from msrunwatch.live.run import IDLE_TICK_S, LiveRun, Update
+from msrunwatch.live.publish import NodeSnapshot
+from msrunwatch.live.run import IDLE_TICK_S, Engine, LiveRun, Update
 from msrunwatch.report import jsonout
 
 CAUSES = frozenset({"root-cause", "cause"})
@@ -38,12 +39,13 @@ class Headless:
 
     def __init__(
         self,
-        live: LiveRun,
+        live: Engine,
         options: HeadlessOptions,
         out: TextIO | None = None,
         err: TextIO | None = None,
         tick_s: float = TICK_S,
         hook_timeout_s: float = HOOK_TIMEOUT_S,
+        collector: RunCollector | None = None,
     ) -> None:
         self.live, self.options = live, options
         self.clock = live.clock
@@ -54,7 +56,7 @@ class Headless:
         self.events = EventStream(self.clock, self.err)
         self._hook_timeout_s = hook_timeout_s
         self.hook: Hook | None = None
-        self.collector = RunCollector(self.clock)
+        self.collector = collector or RunCollector(self.clock)
         self.registry = CollectorRegistry()
         self.registry.register(self.collector)
         self.server: Server | None = None
@@ -65,6 +67,8 @@ class Headless:
         self._silence_at = 0.0
         self._cause: tuple[Any, ...] | None = None
         self._announced: set[tuple[str, str]] = set()
+        self._nodes: dict[str, str] = {}
+        """Each node's live state as last announced (the cluster view)."""
         self._ranks_before: dict[tuple[str, str], frozenset[int]] = {}
         """Each finding's ranks in the last report: a finding is news when it has more."""
         self._caught_up = False
@@ -74,6 +78,11 @@ class Headless:
         self._tick_began = 0.0
         self._idle = False
         """The run has ended and the last tick read nothing: tick at the slow heartbeat."""
+        self.node: NodeSnapshot | None = None
+        """This node's facts snapshot (/facts, --publish), for a central `watch --cluster`."""
+        if isinstance(live, LiveRun) and (options.metrics_port is not None or options.publish):
+            warn = lambda line: self._stderr(f"msrunwatch: warning: {terminal(line)}")  # noqa: E731
+            self.node = NodeSnapshot(live, options.publish, warn)
 
     # -- setup and teardown
 
@@ -90,6 +99,8 @@ class Headless:
         port = self.options.metrics_port
         if port is not None:
             self._serve_metrics(port, UsageError)
+        if self.node is not None:
+            self.node.start()
         command = self.options.on_finding
         if command:
             self.hook = Hook(command, self.err, self._hook_timeout_s)
@@ -102,20 +113,25 @@ class Headless:
             pid=os.getpid(),
             poll=self.options.poll,
             metrics=self.metrics_url,
+            **({"cluster": cluster} if (cluster := getattr(self.live, "cluster", None)) else {}),
         )
 
     def _serve_metrics(self, port: Any, usage_error: type[Exception]) -> None:
         """Serve --metrics-port on --metrics-addr; a port in use is a usage error."""
         addr = self.options.metrics_addr
         try:
-            self.server, self.metrics_url = serve(self.registry, addr, int(port))
+            routes = self.node.routes() if self.node is not None else None
+            self.server, self.metrics_url = serve(self.registry, addr, int(port), routes)
         except OSError as exc:
             raise usage_error(
                 f"cannot serve metrics on {addr}:{port}: {exc.strerror or exc}"
             ) from None
 
     def close(self, wait_for_hooks: bool = True) -> None:
-        """Stop the metrics server and the hook, close an events file."""
+        """Write the final snapshot, stop the metrics server and the hook, close an events
+        file."""
+        if self.node is not None:
+            self.node.finish()
         if self.hook is not None:
             self.hook.close(wait_for_hooks)
         if self.server is not None:
@@ -156,6 +172,7 @@ class Headless:
         if judged:
             self._silence, self._silence_at = dict(update.silence), update.time
         self._emit_warnings(report)
+        self._emit_nodes(report)
         self._emit_statuses(update)
         self._emit_findings(update)
         if judged:
@@ -164,8 +181,18 @@ class Headless:
             }
             self._root_cause(report)
         files = len(self.live.paths())
+        node = self.node
+        if node is not None:
+            node.tick()
         self.collector.snapshot = Snapshot(
-            report, self._silence, self._silence_at, self._bytes, files, update.caught_up
+            report,
+            self._silence,
+            self._silence_at,
+            self._bytes,
+            files,
+            update.caught_up,
+            node.host if node is not None else None,
+            node.table if node is not None else (),
         )
         if update.caught_up and not self._caught_up:
             self._caught_up = True
@@ -188,6 +215,22 @@ class Headless:
     def _stderr(self, line: str) -> None:
         with contextlib.suppress(OSError, ValueError):  # stderr closed: the event still went
             print(line, file=self.err, flush=True)
+
+    def _emit_nodes(self, report: Report) -> None:
+        """A node_state event per node whose live state changed (the cluster view)."""
+        for node in report.nodes:
+            before = self._nodes.get(node.name)
+            if node.live is None or node.live == before:
+                continue
+            self._nodes[node.name] = node.live
+            self.events.emit(
+                "node_state",
+                host=node.name,
+                state=node.live,
+                previous=before,
+                why=node.why,
+                ranks=list(node.ranks),
+            )
 
     def _emit_statuses(self, update: Update) -> None:
         """One rank_status event per rank that appeared or changed status."""
@@ -223,7 +266,11 @@ class Headless:
                 self._hook(f, self.events.record("finding", **relabel_time(jsonout.finding(f))))
 
     def _hook(self, f: Finding, record: dict[str, Any]) -> None:
-        if self.hook is not None and (self.options.on_every_finding or f.role in CAUSES):
+        """Run --on-finding for a cause (or any finding, --on-every-finding); the cluster
+        view runs it from the root cause instead (`hook_on_cause`)."""
+        if self.hook is None or self.options.hook_on_cause:
+            return
+        if self.options.on_every_finding or f.role in CAUSES:
             self.hook.submit(f, record)
 
     def _root_cause(self, report: Report) -> None:
@@ -236,7 +283,9 @@ class Headless:
         self._cause = key
         payload = jsonout.root_cause(c)
         if payload is not None:
-            self.events.emit("root_cause", **relabel_time(payload), cleared=False)
+            record = self.events.emit("root_cause", **relabel_time(payload), cleared=False)
+            if self.hook is not None and self.options.hook_on_cause and c is not None:
+                self.hook.submit(cause_finding(report, c), record)
         elif had:
             self.events.emit("root_cause", cleared=True)
 

@@ -33,15 +33,17 @@ msrunwatch_caught_up                    gauge                      1 once every 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from msrunwatch import __version__
 from msrunwatch.judge.model import Report, Status
 from msrunwatch.live.headless.httpserve import Server
-from msrunwatch.read.facts import MemorySummary, Progress
+from msrunwatch.read.facts import MemorySummary, Progress, Registration
 from msrunwatch.rules.vocab import CATEGORIES, Severity
 
 OUTCOMES = ("running", "ok", "failed", "unknown")
@@ -78,6 +80,10 @@ class Snapshot:
     bytes_read: int = 0
     files: int = 0
     caught_up: bool = False
+    host: str | None = None
+    """This watcher's node (the info metrics' join key), when it serves its facts."""
+    table: tuple[Registration, ...] = ()
+    """The scheduler's registrations, on the node that holds its log."""
 
 
 class RunCollector:
@@ -91,8 +97,9 @@ class RunCollector:
         """Every family, in a fixed order; the snapshot is read once per scrape."""
         snap = self.snapshot
         yield from _rank_metrics(snap, self.clock())
-        yield _findings(snap.report)
-        yield _outcome(snap.report)
+        yield from _info(snap)
+        yield findings_family(snap.report)
+        yield outcome_family(snap.report)
         yield _root_cause(snap.report)
         read = CounterMetricFamily("msrunwatch_bytes_read", "Log bytes read")
         read.add_metric([], float(snap.bytes_read))
@@ -123,6 +130,47 @@ def _rank_metrics(snap: Snapshot, now: float) -> list[GaugeMetricFamily]:
     return families
 
 
+def _info(snap: Snapshot) -> list[GaugeMetricFamily]:
+    """Who this watcher and its ranks are (host, device, pid), for joins with node and
+    device metrics (NPU-Exporter); the scheduler's counts on the node that holds its log."""
+    info = GaugeMetricFamily(
+        "msrunwatch_info", "1, naming this watcher", labels=["host", "version", "log_dirs"]
+    )
+    ranks = GaugeMetricFamily(
+        "msrunwatch_rank_info",
+        "1 per rank, naming its host, device and pid",
+        labels=["rank", "host", "device", "pid"],
+    )
+    host = snap.host or ""
+    if snap.report is not None:
+        info.add_metric([host, __version__, ",".join(snap.report.log_dirs)], 1.0)
+    devices = {r.rank: r.device for r in snap.table}
+    for r in snap.report.ranks if snap.report else ():
+        device = devices.get(r.rank)
+        labels = [str(r.rank), r.host or host, "" if device is None else str(device)]
+        ranks.add_metric([*labels, "" if r.pid is None else str(r.pid)], 1.0)
+    out = [info, ranks]
+    if snap.table:
+        registered = {r.node for r in snap.table}
+        expected = max(r.expected for r in snap.table)
+        out.append(
+            GaugeMetricFamily(
+                "msrunwatch_registered_ranks",
+                "Workers the scheduler registered",
+                value=float(len(registered)),
+            )
+        )
+        if expected:
+            out.append(
+                GaugeMetricFamily(
+                    "msrunwatch_expected_ranks",
+                    "Workers the scheduler waits for",
+                    value=float(expected),
+                )
+            )
+    return out
+
+
 def _add_progress(
     step: GaugeMetricFamily, loss: GaugeMetricFamily, label: str, p: Progress | None
 ) -> None:
@@ -147,7 +195,7 @@ def _add_memory(memory: GaugeMetricFamily, label: str, m: MemorySummary | None) 
             memory.add_metric([label, kind], float(value))
 
 
-def _findings(report: Report | None) -> Metric:
+def findings_family(report: Report | None) -> Metric:
     """Findings by category and severity, every known pair present (zeros included)."""
     family = GaugeMetricFamily(
         "msrunwatch_findings",
@@ -163,7 +211,7 @@ def _findings(report: Report | None) -> Metric:
     return family
 
 
-def _outcome(report: Report | None) -> Metric:
+def outcome_family(report: Report | None) -> Metric:
     """1 for the run's current outcome, 0 for the others."""
     family = GaugeMetricFamily(
         "msrunwatch_run_outcome", "1 for the run's current outcome", labels=["outcome"]
@@ -187,9 +235,21 @@ def _root_cause(report: Report | None) -> Metric:
     return family
 
 
-def serve(registry: CollectorRegistry, addr: str, port: int) -> tuple[Server, str]:
-    """Serve the registry on a daemon thread; returns the server and its URL."""
-    app = make_wsgi_app(registry)
+def _routed(metrics: Any, routes: Mapping[str, Any]) -> Any:
+    """/metrics and the other paths given (a watcher's /facts)."""
+
+    def app(environ: dict[str, Any], start_response: Any) -> Any:
+        return routes.get(environ.get("PATH_INFO", ""), metrics)(environ, start_response)
+
+    return app
+
+
+def serve(
+    registry: CollectorRegistry, addr: str, port: int, routes: Mapping[str, Any] | None = None
+) -> tuple[Server, str]:
+    """Serve the registry (and `routes`: path -> WSGI app) on a daemon thread; returns the
+    server and its URL."""
+    app = _routed(make_wsgi_app(registry), routes or {})
     server = Server(app, addr, port, lambda: CONNECTION_TIMEOUT_S)
     shown = f"[{server.host}]" if ":" in server.host else server.host
     return server, f"http://{shown}:{server.server_port}/metrics"

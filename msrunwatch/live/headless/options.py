@@ -23,3 +23,8 @@ class HeadlessOptions:
     """Exit with triage's code once every rank ended."""
     poll: bool = False
     """Files are polled rather than watched (reported in the start event)."""
+    hook_on_cause: bool = False
+    """--on-finding runs once per root cause, not per finding (the cluster view: 256 nodes'
+    timeouts are symptoms of one cause)."""
+    publish: str | None = None
+    """Write the node's facts snapshot to this directory (`<host>.facts.jsonl`)."""

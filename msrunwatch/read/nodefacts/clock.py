@@ -153,6 +153,7 @@ def shifted(f: FileFacts, delta: float) -> FileFacts:
         progress=None if f.progress is None else replace(f.progress, time=t(f.progress.time)),
         hits=tuple(replace(h, time=t(h.time)) for h in f.hits),
         registrations=tuple(replace(r, time=t(r.time)) for r in f.registrations),
+        timed_out_nodes=tuple((node, t(when)) for node, when in f.timed_out_nodes),
         worker_exits=tuple(replace(e, time=t(e.time)) for e in f.worker_exits),
         kill_all_time=t(f.kill_all_time),
         handshake=None

@@ -158,6 +158,10 @@ def registration(d: dict[str, Any]) -> Registration:
     )
 
 
+def timed_out(items: list[dict[str, Any]]) -> tuple[tuple[str, float | None], ...]:
+    return tuple((d["node"], _float(d.get("time"))) for d in items)
+
+
 def group(d: dict[str, Any]) -> Group:
     return Group(d["name"], tuple((int(a), int(b)) for a, b in d["members"]))
 

@@ -32,9 +32,10 @@ MAX_CAPTURES = 32
 MAX_CAPTURE = 512
 """Characters of a capture's value: a hit stays well under one record."""
 MAX_WARNINGS = 64
-LEFT_OUT = frozenset({"hits", "registrations", "host"})
+LEFT_OUT = frozenset({"hits", "registrations", "timed_out_nodes", "host"})
 """FileFacts fields file_facts() does not write: hits (the writer puts them inline or in
-`hits` records), the scheduler's table (in `scheduler` records), the host (the record's).
+`hits` records), the scheduler's table and the nodes it timed out (in `scheduler`
+records), the host (the record's).
 Groups are written by name and digest, their members once in `group` records."""
 
 
@@ -182,6 +183,11 @@ def registration(r: Registration, cuts: Cuts) -> dict[str, Any]:
         "ip": None if r.ip is None else r.ip[:256],
         "time": r.time,
     }
+
+
+def timed_out(nodes: tuple[tuple[str, float | None], ...], cuts: Cuts) -> list[dict[str, Any]]:
+    kept = cuts.items(list(nodes), MAX_LIST, "timed-out nodes over 4,096")
+    return [{"node": cuts.text(node), "time": when} for node, when in kept]
 
 
 SHRUNK_LIST = 64

@@ -37,6 +37,11 @@ class NodeView:
     bracket_s: tuple[float, float] | None = None
     """The interval their registrations put the offset in (for the scheduler's own node
     too, whose offset is 0 by definition: a check of the method)."""
+    live: str | None = None
+    """The live cluster view's word on the node: reporting, stale, blind or ended (None
+    after the fact)."""
+    seen_s: float | None = None
+    """Live: seconds since its snapshot was taken (as of the verdict), when one came."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,10 @@ def _claims(nodes: Sequence[NodeFacts], table: Mapping[str, Registration]) -> li
 
 
 def _views(
-    collected: Collected, table: Mapping[str, Registration], clocks: clock.Clocks
+    collected: Collected,
+    table: Mapping[str, Registration],
+    clocks: clock.Clocks,
+    expected: Sequence[str] = (),
 ) -> list[NodeView]:
     by_host = _table_hosts(table)
     shorts = {_short(h): h for h in by_host}
@@ -130,13 +138,24 @@ def _views(
         if host not in covered:
             missing = tuple(sorted(listed_ranks))
             views.append(NodeView(host, MISSING, "no facts from this node", missing))
+    known = {_short(v.name) for v in views} | {_short(h) for h in covered}
+    for host in sorted(set(expected)):
+        if _short(host) not in known:
+            known.add(_short(host))
+            views.append(NodeView(host, MISSING, "no facts from this node (expected)", ()))
     return views
 
 
 def merge(
-    collected: Collected, local: Sequence[FileFacts], tolerance: float, digest: str
+    collected: Collected,
+    local: Sequence[FileFacts],
+    tolerance: float,
+    digest: str,
+    expected: Sequence[str] = (),
 ) -> Merged:
-    """Every node's files on the scheduler's clock, with what the judge and report need."""
+    """Every node's files on the scheduler's clock, with what the judge and report need;
+    `expected`: hosts that should have sent facts (named when they did not, even when no
+    scheduler's table lists them)."""
     files = [f for node in collected.nodes for f in node.files] + list(local)
     table = clock.registrations(files)
     clocks = clock.measure(files, tolerance)
@@ -160,7 +179,7 @@ def merge(
             "as they are (hits of rules not known here are left out, rules added since did "
             "not read their logs)"
         )
-    views = _views(collected, table, clocks)
+    views = _with_timeouts(_views(collected, table, clocks, expected), files, table)
     lacking = [v for v in views if v.state != COMPLETE]
     warnings.extend(f"node {v.name} ({_ranks(v.ranks)}): {v.state}, {v.why}" for v in lacking)
     seen = _file_ranks(moved)
@@ -168,6 +187,25 @@ def merge(
     return Merged(
         tuple(moved), tuple(views), errors, offsets, clocks.reference, tuple(warnings), blind
     )
+
+
+def _with_timeouts(
+    views: list[NodeView], files: Sequence[FileFacts], table: Mapping[str, Registration]
+) -> list[NodeView]:
+    """A node without its facts gets the scheduler's word on it: the ranks it timed out."""
+    lost: dict[str, list[int]] = {}
+    for f in files:
+        for node, _ in f.timed_out_nodes:
+            registered = table.get(node)
+            if registered is not None:
+                lost.setdefault(_short(registered.host), []).append(registered.rank)
+    out = []
+    for view in views:
+        ranks = sorted(set(lost.get(_short(view.name), ())))
+        if ranks and view.state != COMPLETE:
+            view = replace(view, why=f"{view.why}; the scheduler timed out {_ranks(ranks)}")
+        out.append(view)
+    return out
 
 
 def _clock_notes(clocks: clock.Clocks) -> list[str]:

@@ -54,6 +54,7 @@ def _files(stream: Stream, groups: dict[str, Group], shared: bool) -> list[FileF
                 entry.facts,
                 hits=stream.hits_of(fid, entry),
                 registrations=registrations or entry.facts.registrations,
+                timed_out_nodes=stream.timed_out.get(fid, entry.facts.timed_out_nodes),
                 groups=joined,
                 host=None if shared else stream.host,
             )

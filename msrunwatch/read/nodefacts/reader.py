@@ -57,6 +57,8 @@ class FileEntry:
     parts: int
     groups: tuple[tuple[str, str], ...]
     more_hits: dict[int, tuple[Hit, ...]] = field(default_factory=dict)
+    grew: float | None = None
+    """A live snapshot's: when the file last grew, on the node's clock."""
 
 
 @dataclass
@@ -73,6 +75,8 @@ class Stream:
     tables: dict[int, dict[int, tuple[int, tuple[Registration, ...]]]] = field(default_factory=dict)
     """fid -> part -> (parts, registrations)."""
     groups: dict[str, Group] = field(default_factory=dict)
+    timed_out: dict[int, tuple[tuple[str, float | None], ...]] = field(default_factory=dict)
+    """fid -> the nodes the scheduler timed out (its table's first part says)."""
     end: dict[str, Any] | None = None
     seen: dict[int, int] = field(default_factory=dict)
     """seq -> hash of the line: a repeat is a duplicate, a different line a conflict."""
@@ -237,7 +241,10 @@ def _file_record(reader: FactsReader, stream: Stream, record: dict[str, Any]) ->
     reader.file_records += 1
     body = record["facts"]
     entry = FileEntry(
-        decode.file_facts(body, stream.host), int(record["parts"]), decode.group_refs(body)
+        decode.file_facts(body, stream.host),
+        int(record["parts"]),
+        decode.group_refs(body),
+        grew=record.get("grew"),
     )
     stream.files[int(record["fid"])] = entry
 
@@ -256,6 +263,8 @@ def _table(reader: FactsReader, stream: Stream, record: dict[str, Any]) -> None:
     table = tuple(decode.registration(r) for r in record["registered"])
     parts = stream.tables.setdefault(int(record["fid"]), {})
     parts[int(record["part"])] = (int(record["parts"]), table)
+    if record.get("timed_out"):
+        stream.timed_out[int(record["fid"])] = decode.timed_out(record["timed_out"])
 
 
 def _group(reader: FactsReader, stream: Stream, record: dict[str, Any]) -> None:

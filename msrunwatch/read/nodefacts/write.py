@@ -50,6 +50,9 @@ class NodeInfo:
     tz_offset_s: int | None = None
     warnings: tuple[str, ...] = ()
     """What could not be read on the node (a directory without logs, an unreadable file)."""
+    live: Mapping[str, Any] | None = None
+    """A live watcher's snapshot: its number, whether it is the last, the node's clocks
+    when it was taken (read.nodefacts.live)."""
 
 
 def rules_digest(rules: Sequence[Rule]) -> str:
@@ -107,14 +110,16 @@ class Stream:
         self,
         files: Sequence[FileFacts],
         evidence: Mapping[int, Sequence[tuple[int, str]]] | None = None,
+        grew: Sequence[float | None] | None = None,
     ) -> Iterator[str]:
         """Every line of the stream (without newlines), `end` last; `evidence`: lines of
-        some files (by their index in `files`), numbered, for views that show text."""
+        some files (by their index in `files`), numbered, for views that show text; `grew`:
+        when each file last grew (a live watcher's snapshot: the node's wall clock)."""
         yield from self._some(self._node())
         digests = {g: group_digest(g) for f in files for g in f.groups}
         for fid, facts in enumerate(files):
             self.files += 1
-            yield from self._file(fid, facts, digests)
+            yield from self._file(fid, facts, digests, grew[fid] if grew else None)
             if evidence and evidence.get(fid):
                 shown = [[n, self.cuts.text(t, 400, "evidence line")] for n, t in evidence[fid]]
                 yield from self._some(self._line("evidence", {"fid": fid, "lines": shown[:256]}))
@@ -134,39 +139,46 @@ class Stream:
 
     def _node(self) -> str | None:
         n = self.node
-        return self._line(
-            "node",
-            {
-                "version": n.version,
-                "rules_digest": n.rules_digest,
-                "log_dirs": [self.cuts.text(d) for d in n.log_dirs[:256]],
-                "collected_at_utc": n.collected_at_utc,
-                "tz_offset_s": n.tz_offset_s,
-                "shard": None if n.shard is None else list(n.shard),
-                "warnings": [self.cuts.text(w) for w in n.warnings[:64]],
-            },
-        )
+        body = {
+            "version": n.version,
+            "rules_digest": n.rules_digest,
+            "log_dirs": [self.cuts.text(d) for d in n.log_dirs[:256]],
+            "collected_at_utc": n.collected_at_utc,
+            "tz_offset_s": n.tz_offset_s,
+            "shard": None if n.shard is None else list(n.shard),
+            "warnings": [self.cuts.text(w) for w in n.warnings[:64]],
+        }
+        return self._line("node", body if n.live is None else {**body, "live": dict(n.live)})
 
-    def _file(self, fid: int, facts: FileFacts, digests: dict[Group, str]) -> Iterator[str]:
+    def _file(
+        self, fid: int, facts: FileFacts, digests: dict[Group, str], grew: float | None = None
+    ) -> Iterator[str]:
         body = encode.file_facts(facts, self.cuts, digests)
         if _size(body) > BODY_BUDGET:
             body = encode.shrunk(body, self.cuts)
         hits = [encode.hit(h, self.cuts) for h in facts.hits]
         parts = _split(hits, HIT_BUDGET, MAX_RECORD - _size(body) - 1024)
         inline = parts.pop(0) if parts else []
-        yield from self._some(
-            self._line("file", {"fid": fid, "parts": len(parts), "facts": {**body, "hits": inline}})
-        )
+        record = {"fid": fid, "parts": len(parts), "facts": {**body, "hits": inline}}
+        if grew is not None:
+            record["grew"] = round(grew, 3)
+        yield from self._some(self._line("file", record))
         for number, part in enumerate(parts, 1):
             yield from self._some(self._line("hits", {"fid": fid, "part": number, "hits": part}))
-        if facts.role is FileRole.SCHEDULER and facts.registrations:
+        if facts.role is FileRole.SCHEDULER and (facts.registrations or facts.timed_out_nodes):
             yield from self._table(fid, facts)
 
     def _table(self, fid: int, facts: FileFacts) -> Iterator[str]:
         table = [encode.registration(r, self.cuts) for r in facts.registrations]
-        parts = _split(table, TABLE_BUDGET, TABLE_BUDGET)
+        timed_out = encode.timed_out(facts.timed_out_nodes, self.cuts)
+        first = TABLE_BUDGET - _size(timed_out)
+        parts = _split(table, TABLE_BUDGET, max(first, 0)) or [[]]
         for number, part in enumerate(parts, 1):
-            body = {"fid": fid, "part": number, "parts": len(parts), "registered": part}
+            body: dict[str, Any] = {
+                "fid": fid, "part": number, "parts": len(parts), "registered": part
+            }  # fmt: skip
+            if number == 1 and timed_out:
+                body["timed_out"] = timed_out
             yield from self._some(self._line("scheduler", body))
 
     def _end(self) -> str | None:

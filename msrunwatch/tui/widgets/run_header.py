@@ -165,6 +165,9 @@ class RunHeader(Widget):
 
     def _counts_line(self, report: Report, width: int) -> Content:
         left = status_counts(report)
+        nodes = fmt.live_nodes(report)
+        if nodes:  # the cluster view
+            left = Content.assemble(left, ("  ·  ", "$text-muted"), cells.printable(nodes))
         if self.update is not None and self.update.ended:
             end = last_line(report)
             if end is None:
