@@ -268,10 +268,18 @@ def _moved(log: LogFile, fd: int) -> str | None:
 
 def _kill(pool: Any) -> None:
     """Kill every worker now and reap it (the executor has no other way to stop one that
-    is reading), and drop the work not started."""
+    is reading), drop the work not started, and let the executor's manager thread end.
+
+    That thread closes its wake-up pipe when it sees the workers gone; left running, it
+    raced the interpreter's exit, which writes to that pipe (concurrent.futures'
+    `_python_exit`): 'OSError: [Errno 9] Bad file descriptor' after 'msrunwatch:
+    interrupted', in 1 run of 3 under load (CPython 3.11)."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     for process in processes:
         process.kill()
     for process in processes:
         process.join(1.0)
     pool.shutdown(wait=False, cancel_futures=True)
+    if manager is not None:
+        manager.join(5.0)
