@@ -15,6 +15,8 @@ from pathlib import Path
 
 from msrunwatch.core.errors import InputError, UsageError
 from msrunwatch.core.fileio import open_regular
+from msrunwatch.drivers.options import PostMortem
+from msrunwatch.drivers.postmortem import with_facts_clock
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
@@ -187,10 +189,14 @@ def judged(
     view: Merged,
     notes: Sequence[str],
     ctx: Context | None,
+    post: PostMortem | None = None,
 ) -> Report:
-    """The same judge as `triage DIR`, over every node, with what only a cluster knows."""
+    """The same judge as `triage DIR`, over every node, with what only a cluster knows;
+    `post`: judged post mortem, as at the facts' collection (drivers.postmortem)."""
     run = assemble(log_dirs, view.files)
     ctx = replace(ctx or Context(), clocks=view.clock_errors, blind=view.blind)
+    if post is not None:
+        ctx = with_facts_clock(ctx, post, run, view.quiet_when_collected)
     partial = [f"{w}" for f in view.files for w in f.warnings]
     warnings = [*notes, *view.warnings, *run.warnings, *partial]
     report = judge(run, rules, warnings, ctx)

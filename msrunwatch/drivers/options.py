@@ -16,11 +16,13 @@ class Launch:
     consoles: tuple[str, ...] = ()
     """msrun's saved console output (`--console`)."""
     framework_version: str | None = None
+    """The framework versions the job runs (`--framework-version mindformers=1.6.0`): the
+    version-dependent config checks are errors only when they are known."""
     sets: tuple[str, ...] = ()
     """`--set KEY=VALUE` items: settings over what the configs say (the run mode a launch
     passes, a card count, a sequence length)."""
-    """The framework versions the job runs (`--framework-version mindformers=1.6.0`): the
-    version-dependent config checks are errors only when they are known."""
+    post: PostMortem | None = None
+    """How the logs' end is judged (--now, --finished, --stall-after); None: not by the clock."""
 
 
 @dataclass(frozen=True)

@@ -54,3 +54,24 @@ def with_clock(ctx: Context, post: PostMortem, run: RunFacts, files: Sequence[Lo
         finished=post.finished,
         stall_after_s=post.stall_after_s,
     )
+
+
+def with_facts_clock(
+    ctx: Context, post: PostMortem, run: RunFacts, quiet_when_collected: float | None
+) -> Context:
+    """Facts carry no file times: unless --now says otherwise, they are judged as a snapshot
+    taken when they were collected, which lies `quiet_when_collected` seconds after the
+    run's newest line (each node measured that on its own clock). Facts that do not say
+    when they were collected are judged by this host's clock, as logs without mtimes are."""
+    pinned = post.last_line or post.now is not None
+    newest = newest_line(run)
+    if pinned or quiet_when_collected is None or newest is None:
+        return with_clock(ctx, post, run, ())
+    return replace(
+        ctx,
+        clock=newest + max(quiet_when_collected, 0.0),
+        pinned=True,
+        written=None,
+        finished=post.finished,
+        stall_after_s=post.stall_after_s,
+    )

@@ -54,7 +54,7 @@ def triage(
     expected hosts that sent none. `post`: judge whether the run is over by the clock
     (drivers.postmortem); None: it is not consulted."""
     if cluster.has_facts(targets):
-        facts_of = (consoles, progress, ctx, clock_tolerance, expected_hosts)
+        facts_of = (consoles, progress, ctx, clock_tolerance, expected_hosts, post)
         return _triage_facts(targets, rules, *facts_of)
     warnings: list[str] = []
     files = find_logs(targets, consoles, warnings)
@@ -82,6 +82,7 @@ def _triage_facts(
     ctx: Context | None,
     tolerance: float,
     expected: Sequence[str] = (),
+    post: PostMortem | None = None,
 ) -> Report:
     """Facts of other nodes, with any log directories given beside them read here."""
     reader, logs, failed = cluster.read_targets(targets)
@@ -91,7 +92,7 @@ def _triage_facts(
     view = cluster.merged(targets, rules, local, reader, tolerance, expected)
     problems = [f"facts: {p}" for p in reader.problems.lines()]
     notes = [*failed, *problems, *warnings, *encoding_warnings(local)]
-    return cluster.judged(targets, rules, view, notes, ctx)
+    return cluster.judged(targets, rules, view, notes, ctx, post)
 
 
 def _more(count: int) -> str:

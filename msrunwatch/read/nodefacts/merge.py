@@ -15,7 +15,14 @@ from dataclasses import dataclass, replace
 
 from msrunwatch.read.facts import FileFacts, FileRole, Registration
 from msrunwatch.read.nodefacts import clock
-from msrunwatch.read.nodefacts.nodes import COMPLETE, MISSING, Collected, NodeFacts, names
+from msrunwatch.read.nodefacts.nodes import (
+    COMPLETE,
+    MISSING,
+    Collected,
+    NodeFacts,
+    names,
+    quiet_when_collected,
+)
 from msrunwatch.rules.template import rank_ranges
 
 
@@ -58,6 +65,9 @@ class Merged:
     warnings: tuple[str, ...]
     blind: frozenset[int] = frozenset()
     """Ranks of nodes that sent no or partial facts, whose files did not come."""
+    quiet_when_collected: float | None = None
+    """Seconds every node had been quiet when its facts were collected (nodes.py); None
+    when logs read here are merged too, or a node does not say when it was collected."""
 
 
 def _short(host: str) -> str:
@@ -184,8 +194,9 @@ def merge(
     warnings.extend(f"node {v.name} ({_ranks(v.ranks)}): {v.state}, {v.why}" for v in lacking)
     seen = _file_ranks(moved)
     blind = frozenset(r for v in lacking for r in v.ranks if r not in seen)
+    quiet = None if local else quiet_when_collected(collected.nodes)
     return Merged(
-        tuple(moved), tuple(views), errors, offsets, clocks.reference, tuple(warnings), blind
+        tuple(moved), tuple(views), errors, offsets, clocks.reference, tuple(warnings), blind, quiet
     )
 
 
