@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from msrunwatch.read import shortcuts
 from msrunwatch.read.facts import FileRole
+from msrunwatch.read.quiet import quiet_lines
 from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.matcher import LineMatcher
 from tests.integration.fastpaths import (
@@ -80,6 +81,13 @@ def test_the_switch_reaches_every_reader() -> None:
         assert scanner._all_lines and scanner.extractor._every_rule
     assert shortcuts.enabled()
     assert not FileScanner("w", "l", FileRole.WORKER, matcher, 0)._all_lines
+
+
+def test_the_built_in_rules_keep_the_quiet_line_shortcut() -> None:
+    """Quiet lines are passed over only when every rule's needs can be told; one pattern the
+    analysis cannot read (Python's re refuses a group name used twice, which `regex` allows)
+    turned the shortcut off for every log, silently: every line read in full."""
+    assert quiet_lines(LineMatcher(RULES)).pattern is not None
 
 
 GLOG = (
