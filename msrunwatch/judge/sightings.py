@@ -106,9 +106,9 @@ class RuleOf:
 
 
 class Teardown:
-    """What a rank's log says after it ended normally (a crash in the interpreter's exit, a
-    library's complaint while it unloads) is teardown noise: a note, never the rank's fault
-    nor the run's verdict. The rank's exit code, when msrun reports one, still counts."""
+    """A fault a rank's log reports after it ended normally (a crash in the interpreter's
+    exit, a library's complaint while it unloads) is teardown noise: a note, never the rank's
+    fault nor the run's verdict. The rank's exit code, when msrun reports one, still counts."""
 
     def __init__(self) -> None:
         self._noted: dict[str, Rule] = {}
@@ -119,8 +119,10 @@ class Teardown:
         return facts.finished_line is not None and hit.line > facts.finished_line
 
     def __call__(self, rule: Rule) -> Rule:
-        """The rule as a note (made once per rule)."""
-        if rule.role is Role.NOTE:
+        """A cause as a note (made once per rule). Victims and symptoms stay what they are:
+        a rank stopped after its end by the cluster or msrun was stopped (its status says so
+        either way), it did not fail."""
+        if rule.role is not Role.CAUSE:
             return rule
         if rule.id not in self._noted:
             self._noted[rule.id] = replace(

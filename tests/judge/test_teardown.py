@@ -34,6 +34,16 @@ def test_a_fault_after_the_logs_normal_end_is_a_note() -> None:
     assert after.rule.category == "segfault"
 
 
+def test_a_victim_after_the_end_stays_a_victim() -> None:
+    """fixtures/cpu_scheduler_killed: rank 1 finished, then the cluster's callback stopped it
+    (killed-by-cluster-callback, a victim): that is said as it was."""
+    stopped = rule("killed-by-cluster-callback", role=Role.VICTIM, severity=Severity.WARNING)
+    ended = rank(1, lines=205, finished_line=195)
+    worker = replace(ended.files[0], hits=(_hit(stopped.id, 205),))
+    (seen,) = sightings(run(replace(ended, files=(worker,))), {stopped.id: stopped})
+    assert seen.rule is stopped
+
+
 def test_without_a_normal_end_or_in_msruns_console_a_fault_stays_one() -> None:
     crash = rule("native-crash-signal", category="segfault")
     going = rank(0, lines=9)
