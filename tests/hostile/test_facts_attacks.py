@@ -120,14 +120,73 @@ def test_a_record_cut_in_the_middle_makes_its_node_partial(
     assert report["outcome"] != "ok"  # a node that did not say all is never healthy
 
 
+def other_node(facts: list[str], host: str) -> list[str]:
+    """The same facts as sent by another node (its own host and stream)."""
+    return [
+        line.replace('"host":"n0"', f'"host":"{host}"').replace('"stream":"', '"stream":"x', 1)
+        for line in facts
+    ]
+
+
 def test_times_past_the_year_3000_are_refused_and_named(
     facts: list[str], tmp_path: Path, capsys: Capsys
 ) -> None:
     far = [line.replace('"first_time":', '"first_time":9e15,"was":', 1) for line in facts]
-    code, report, err = triage(capsys, write(tmp_path / "far.jsonl", *far))
-    assert code in (0, 1) and err == ""
-    assert warned(report, "out of range") and warned(report, "partial")
-    assert report["outcome"] != "ok"
+    code, report, err = triage(
+        capsys,
+        write(tmp_path / "n0.jsonl", *facts),
+        write(tmp_path / "n7.jsonl", *other_node(far, "n7")),
+    )
+    assert (code, err) == (1, "")
+    assert the_oom(report)  # the good node's verdict, beside the bad one
+    assert warned(report, "out of range") and warned(report, "node n7")
+
+
+def test_every_log_record_refused_is_exit_2_with_one_line(
+    facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    """Only the node's `node` and `end` records pass: no log is left to judge. Before,
+    outcome unknown and exit 0, against the README's exit 2 when nothing readable is left."""
+    far = [line.replace('"first_time":', '"first_time":9e15,"was":', 1) for line in facts]
+    code, out, err = cli(capsys, "triage", str(write(tmp_path / "far.jsonl", *far)))
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith("msrunwatch: error: no facts could be read from")
+    assert "out of range" in err
+
+
+def test_one_bad_node_never_hides_the_others(
+    facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    refused = [line.replace('"seq":', '"seq":"x","was":', 1) for line in other_node(facts, "n7")]
+    code, report, err = triage(
+        capsys, write(tmp_path / "n7.jsonl", *refused), write(tmp_path / "n0.jsonl", *facts)
+    )
+    assert (code, err) == (1, "") and the_oom(report)
+    assert warned(report, "records the facts schema refuses")
+
+
+def test_many_nodes_without_all_their_facts_are_counted_not_listed(
+    facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    """Forged one-record nodes (a `node` record each, no `end`): 10^6 of them printed
+    65,536 "partial" warnings, one per stream kept. A few are named; the rest are counted."""
+    node = json.loads(facts[0])
+    forged = []
+    for k in range(200):
+        node.update(host=f"forged-{k:03d}", stream=f"f{k:015d}")
+        forged.append(json.dumps(node) + "\n")
+    code, report, err = triage(
+        capsys, write(tmp_path / "n0.jsonl", *facts), write(tmp_path / "forged.jsonl", *forged)
+    )
+    assert (code, err) == (1, "") and the_oom(report)
+    assert len(report["nodes"]) == 201
+    partial = [w for w in report["warnings"] if w.startswith("node forged-")]
+    assert 0 < len(partial) <= 10
+    counted = [w for w in report["warnings"] if "more nodes without all their facts" in w]
+    assert len(counted) == 1
+    assert counted[0].startswith(f"{200 - len(partial)} more nodes") and "partial" in counted[0]
+    code, out, _ = cli(capsys, "triage", str(tmp_path / "n0.jsonl"), str(tmp_path / "forged.jsonl"))
+    assert code == 1 and out.count("\n") < 60  # a screen, not a node per line
 
 
 def test_a_node_claiming_another_nodes_ranks_is_named(
