@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from msrunwatch.read.nodefacts import reader
 from tests.hostile.support import RAW_CONTROL, cli, strict_json
 from tests.support import FIXTURES
 
@@ -221,3 +222,43 @@ def test_hostile_strings_in_facts_reach_no_terminal_raw(
     assert "\\x1b" in out  # shown, escaped
     code, report, _ = triage(capsys, path)
     assert code == 1 and report["root_cause"]["category"] == "oom"
+
+
+def flood(node: dict[str, Any], streams: int, records: int) -> list[str]:
+    """Forged streams of `node` records, each `records` long, none with log facts."""
+    lines = []
+    for k in range(streams):
+        for seq in range(records):
+            forged = dict(node, host=f"flood-{k}", stream=f"flood{k:011d}", seq=seq)
+            lines.append(json.dumps(forged) + "\n")
+    return lines
+
+
+@pytest.mark.parametrize(
+    ("streams", "records", "named"),
+    [
+        (5, 40, "records beyond the cap of 64"),  # floods past the records cap first
+        (40, 1, "streams with no log facts left out past the cap of 16 streams"),
+    ],
+    ids=["records", "streams"],
+)
+def test_floods_before_the_real_node_never_leave_it_out(
+    streams: int,
+    records: int,
+    named: str,
+    facts: list[str],
+    tmp_path: Path,
+    capsys: Capsys,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The caps made small, the floods read first: before, the real node's records came
+    past a cap the forged streams had filled, and were left out (outcome unknown, exit 0,
+    the real node not even named). Now a stream gets its fair share past the records cap,
+    and a stream with no log facts makes room past the streams cap."""
+    monkeypatch.setattr(reader, "MAX_RECORDS", 64)
+    monkeypatch.setattr(reader, "MAX_STREAM_RECORDS", 32)
+    monkeypatch.setattr(reader, "MAX_STREAMS", 16)
+    forged = write(tmp_path / "a-flood.jsonl", *flood(json.loads(facts[0]), streams, records))
+    code, report, err = triage(capsys, forged, write(tmp_path / "n0.jsonl", *facts))
+    assert (code, err) == (1, "") and the_oom(report)
+    assert warned(report, named)
