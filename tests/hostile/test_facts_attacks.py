@@ -262,3 +262,20 @@ def test_floods_before_the_real_node_never_leave_it_out(
     code, report, err = triage(capsys, forged, write(tmp_path / "n0.jsonl", *facts))
     assert (code, err) == (1, "") and the_oom(report)
     assert warned(report, named)
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")], ids=["compact", "spaced"])
+def test_a_full_streams_records_are_counted_without_being_parsed(
+    separators: tuple[str, str], facts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past its cap a stream's lines are only counted: a flood written with spaces after
+    the colons (as json.dumps writes by default) was parsed and checked line by line."""
+    monkeypatch.setattr(reader, "MAX_STREAM_RECORDS", 4)
+    parsed = []
+    real_loads = reader.json.loads
+    monkeypatch.setattr(reader.json, "loads", lambda text: parsed.append(1) or real_loads(text))
+    node = json.loads(facts[0])
+    lines = [json.dumps(dict(node, seq=k), separators=separators).encode() for k in range(100)]
+    target = reader.FactsReader()
+    target.read_lines(lines, "flood")
+    assert len(parsed) <= 6 and target.problems[target._beyond] == 96  # 4 kept

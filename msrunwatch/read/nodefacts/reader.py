@@ -41,7 +41,9 @@ MAX_STREAMS = 1 << 16
 `scheduler` record: a forged node, or one that only said hello) makes room for a new one."""
 MAX_UNZIPPED = 1 << 30
 """Bytes read out of one gzip file (a small file can unpack to any size)."""
-_STREAM = re.compile(rb'"stream":"([^"\\]{1,64})"')
+_STREAM = re.compile(rb'"stream"\s*:\s*"([^"\\]{1,64})"')
+"""A record's stream, found without parsing it (JSON allows spaces around the colon: a
+flood written with them was parsed and checked line by line, 4 x 10^6 lines 78 CPU-s)."""
 SAMPLES = 3
 """Examples kept of each kind of problem, for the warnings."""
 
