@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -132,8 +132,10 @@ class FactsReader:
         self._check = record_check()
         self._full_streams: set[bytes] = set()
         self._beyond = f"records beyond {MAX_STREAM_RECORDS:,} in one stream"
-        self._bare: dict[str, None] = {}
-        """Streams with no log facts yet, oldest first: the ones dropped at the streams cap."""
+        self._bare: OrderedDict[str, None] = OrderedDict()
+        """Streams with no log facts yet, oldest first: the ones dropped at the streams cap
+        (an OrderedDict: taking a plain dict's first key over and over rescans the keys
+        deleted before it, which made 10^6 forged streams cost three times the CPU)."""
 
     # -- inputs -----------------------------------------------------------------------
 
@@ -192,8 +194,7 @@ class FactsReader:
         counted); False when every stream kept has sent some."""
         if not self._bare:
             return False
-        key = next(iter(self._bare))
-        del self._bare[key]
+        key, _ = self._bare.popitem(last=False)
         dropped = self.streams.pop(key)
         self.records -= len(dropped.seen)
         self.problems.add(
