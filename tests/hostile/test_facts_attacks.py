@@ -279,3 +279,13 @@ def test_a_full_streams_records_are_counted_without_being_parsed(
     target = reader.FactsReader()
     target.read_lines(lines, "flood")
     assert len(parsed) <= 6 and target.problems[target._beyond] == 96  # 4 kept
+
+
+def test_nodes_that_name_no_log_are_exit_2_and_say_so(
+    facts: list[str], tmp_path: Path, capsys: Capsys
+) -> None:
+    """Only the `node` and `end` records came, nothing refused: no log to judge."""
+    bare = [line for line in facts if '"kind":"node"' in line or '"kind":"end"' in line]
+    code, out, err = cli(capsys, "triage", str(write(tmp_path / "bare.jsonl", *bare)))
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.endswith("n0 sent no facts of any log\n")
