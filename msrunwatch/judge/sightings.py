@@ -108,7 +108,9 @@ class RuleOf:
 class Teardown:
     """A fault a rank's log reports after it ended normally (a crash in the interpreter's
     exit, a library's complaint while it unloads) is teardown noise: a note, never the rank's
-    fault nor the run's verdict. The rank's exit code, when msrun reports one, still counts."""
+    fault nor the run's verdict, but still a warning (nothing unknown passes silently:
+    `check --fail-on warning` sees it). The rank's exit code, when msrun reports one, still
+    counts."""
 
     def __init__(self) -> None:
         self._noted: dict[str, Rule] = {}
@@ -129,7 +131,7 @@ class Teardown:
                 rule,
                 role=Role.NOTE,
                 effect=Effect.NONE,
-                severity=Severity.INFO,
+                severity=min(rule.severity, Severity.WARNING, key=lambda v: v.rank),
                 title=f"{rule.title} (after the log's normal end: teardown)",
             )
         return self._noted[rule.id]

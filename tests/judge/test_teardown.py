@@ -28,7 +28,7 @@ def test_a_fault_after_the_logs_normal_end_is_a_note() -> None:
     assert (after.rule.role, after.rule.effect, after.rule.severity) == (
         Role.NOTE,
         Effect.NONE,
-        Severity.INFO,
+        Severity.WARNING,
     )
     assert after.rule.title.endswith("(after the log's normal end: teardown)")
     assert after.rule.category == "segfault"
