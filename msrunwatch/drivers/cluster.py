@@ -23,7 +23,7 @@ from msrunwatch.judge.verdict import judge
 from msrunwatch.read.facts import FileFacts
 from msrunwatch.read.nodefacts import clock
 from msrunwatch.read.nodefacts.merge import Merged, merge
-from msrunwatch.read.nodefacts.nodes import COMPLETE, collect
+from msrunwatch.read.nodefacts.nodes import COMPLETE, NodeFacts, collect, names
 from msrunwatch.read.nodefacts.reader import FactsReader, Readable, is_facts
 from msrunwatch.read.nodefacts.write import rules_digest
 from msrunwatch.read.runstate import assemble
@@ -155,10 +155,20 @@ def merged(
     expected: Sequence[str] = (),
 ) -> Merged:
     collected = collect(reader.streams.values())
-    if not collected.nodes and not local:
-        shown = "; ".join(reader.problems.lines()[:2]) or "no facts records"
+    files = [f for node in collected.nodes for f in node.files] + list(local)
+    if not any(f.error is None for f in files):  # nodes may have come, with no log readable
+        shown = "; ".join(reader.problems.lines()[:2]) or _no_logs(collected.nodes, files)
         raise InputError(f"no facts could be read from {', '.join(targets)}: {shown}")
     return merge(collected, local, tolerance, rules_digest(rules), expected)
+
+
+def _no_logs(nodes: Sequence[NodeFacts], files: Sequence[FileFacts]) -> str:
+    """Why there is nothing to judge when no record was refused."""
+    if files:
+        return f"none of the {len(files):,} logs they name could be read"
+    if nodes:
+        return f"{names([n.name for n in nodes])} sent no facts of any log"
+    return "no facts records"
 
 
 def local_clocks(
