@@ -162,11 +162,19 @@ def rules_of(args: argparse.Namespace, chosen: Settings | None = None) -> list[R
     """The rules the command runs (under `chosen` settings, else the command's); -v says
     how many, from where, and what the settings changed."""
     from msrunwatch.drivers.settings import describe_rules, rule_set
+    from msrunwatch.rules.rulecache import keep_out
 
+    keep_out(inputs(args))
     given = settings_of(args) if chosen is None else chosen
     rules = rule_set(given)
     verbose(args, f"rules: {describe_rules(rules, given)}")
     return rules
+
+
+def inputs(args: argparse.Namespace) -> list[str]:
+    """The paths a command reads or watches (never written to, the rule cache included)."""
+    given = [*(getattr(args, "targets", None) or ()), *(getattr(args, "dirs", None) or ())]
+    return [p for p in [*given, *(getattr(args, "console", None) or ())] if p and p != "-"]
 
 
 def existing(values: Sequence[str], what: str = "path") -> None:

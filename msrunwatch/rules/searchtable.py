@@ -21,7 +21,7 @@ import regex
 
 from msrunwatch.core.errors import RuleError
 from msrunwatch.core.fileio import FileTooLarge, read_capped
-from msrunwatch.core.yamlload import load
+from msrunwatch.rules.rulecache import document
 
 TABLE_SUFFIX = ".table.yaml"
 REQUIRED = ("match", "category", "classified_from", "source")
@@ -42,21 +42,33 @@ class SearchTable:
     rows: tuple[Mapping[str, str], ...]
 
     @cached_property
-    def _compiled(self) -> tuple[regex.Pattern[str], tuple[Entry, ...]]:
-        anyone = "|".join(f"(?:{p})" for p in self.patterns)
-        entries = tuple(zip(map(_compile, self.patterns), self.rows))
-        return _compile(anyone), entries
+    def _anyone(self) -> regex.Pattern[str]:
+        """One pattern any entry's matches: most values match none, and one search tells."""
+        return _compile("|".join(f"(?:{p})" for p in self.patterns))
+
+    @cached_property
+    def _patterns(self) -> list[regex.Pattern[str] | None]:
+        """Each entry's pattern, compiled when a value first needs it (entries are tried
+        in order, and most values are found by one of the first)."""
+        return [None] * len(self.patterns)
+
+    def _entry(self, index: int) -> regex.Pattern[str]:
+        pattern = self._patterns[index]
+        if pattern is None:
+            pattern = self._patterns[index] = _compile(self.patterns[index])
+        return pattern
 
     @property
     def entries(self) -> tuple[Entry, ...]:
-        return self._compiled[1]
+        return tuple((self._entry(i), row) for i, row in enumerate(self.rows))
 
     def first_found(self, value: str) -> Mapping[str, str] | None:
         """The row of the first entry whose pattern is found in value."""
-        anyone, entries = self._compiled
-        if not anyone.search(value):
+        if not self._anyone.search(value):
             return None
-        return next((row for pattern, row in entries if pattern.search(value)), None)
+        found = (i for i in range(len(self.rows)) if self._entry(i).search(value))
+        index = next(found, None)
+        return None if index is None else self.rows[index]
 
     @property
     def columns(self) -> frozenset[str]:
@@ -82,7 +94,7 @@ def _compile(pattern: str) -> regex.Pattern[str]:
 def load_search_table(path: Path, rule: str, check: bool = True) -> SearchTable:
     """Read a search table; a broken one is a RuleError naming the file and line. `check`:
     compile every pattern now (a user's table; the built-in pack's is checked in CI)."""
-    data, pos = load(read_table(path, rule, "search table", MAX_BYTES))
+    data, pos = document(path, lambda: read_table(path, rule, "search table", MAX_BYTES))
     entries = data.get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries or len(entries) > MAX_ENTRIES:
         raise RuleError(path, "search table needs a non-empty list `entries`", rule=rule)
