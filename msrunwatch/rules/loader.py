@@ -130,13 +130,18 @@ def _validate_schema(path: Path, data: Any, pos: Positions) -> None:
 
 
 def _expr(
-    path: Path, data: dict[str, Any], pos: Positions, key: str, names: set[str] | None
+    path: Path,
+    data: dict[str, Any],
+    pos: Positions,
+    key: str,
+    names: set[str] | None,
+    lazy: bool = False,
 ) -> Expr | None:
     source = data.get(key)
     if source is None:
         return None
     try:
-        return Expr(source, names)
+        return Expr(source, names, lazy)
     except ExprError as exc:
         line, col = pos.of((key,))
         raise RuleError(path, f"{key}: {exc}", line, col + exc.col, data["id"]) from None
@@ -201,8 +206,8 @@ def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False)
         _validate(path, data, pos)
     rule_id = data["id"]
     scope = Scope(data.get("scope", "line"))
-    when = _expr(path, data, pos, "when", None)
-    ranks = _expr(path, data, pos, "ranks", None)
+    when = _expr(path, data, pos, "when", None, lazy=trusted)
+    ranks = _expr(path, data, pos, "ranks", None, lazy=trusted)
     role, severity = Role(data.get("role", "cause")), Severity(data["severity"])
     effect = data.get("effect")
     return Rule(

@@ -250,6 +250,12 @@ def zeroed(line: str) -> bytes:
     return line.encode("utf-8", "surrogatepass").translate(_ZEROS)
 
 
+def analysed(pattern: str) -> tuple[tuple[Requirement, bool] | None, list[str] | None]:
+    """A pattern's required literals, else the parts of its gate, else neither; remembered
+    between runs (ANALYSES)."""
+    return ANALYSES.get("pattern:" + pattern, partial(_analysis, pattern))
+
+
 def _analysis(pattern: str) -> tuple[tuple[Requirement, bool] | None, list[str] | None]:
     """A pattern's required literals, else the parts of its gate (regexes), else neither."""
     found = required_literals(pattern)
@@ -276,7 +282,7 @@ class Prefilter:
         self._gated: list[tuple[int, list[re.Pattern[str]]]] = []
         by_literal: dict[tuple[str, bool], list[int]] = {}
         for index, pattern in enumerate(patterns):
-            found, parts = ANALYSES.get("pattern:" + pattern, partial(_analysis, pattern))
+            found, parts = analysed(pattern)
             if found is None:
                 if parts is None:
                     self._always.append(index)

@@ -5,6 +5,7 @@ The cases run with both rule sets are in tests/integration/test_rulecache_cases.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import os
 import shutil
@@ -12,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import regex
 
 from msrunwatch.cli import main
-from msrunwatch.core.errors import RuleError
+from msrunwatch.core.errors import ExprError, RuleError
 from msrunwatch.rules import loader, prefilter, rulecache
+from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.loader import builtin_rules_dir, load_rules
 from msrunwatch.rules.model import Rule
+from tests.integration.fastpaths import case_logs
 from tests.rules.test_rule_loader import GOOD as USER_RULE
 from tests.support import FIXTURES
 
@@ -349,3 +353,55 @@ def test_a_search_table_compiles_only_the_entries_it_tries() -> None:
     assert row == next(
         r for p, r in table.entries if p.search("ACL_ERROR_RT_VECTOR_CORE_EXCEPTION 507035 x")
     )
+
+
+def naive_rows(table: Any, values: list[str]) -> list[Any]:
+    """For each value, the first row whose pattern (every one compiled here) is found in it."""
+    compiled = [regex.compile(p, regex.VERSION1) for p in table.patterns]
+    return [next((r for p, r in zip(compiled, table.rows) if p.search(v)), None) for v in values]
+
+
+SEARCH_TABLES = [r.lookup.search for r in load_rules() if r.lookup and r.lookup.search]
+VALUES = sorted(
+    {line for logs in case_logs() for text in logs.values() for line in text.splitlines()}
+    | {row.get("classified_from", "") for t in SEARCH_TABLES for row in t.rows}
+)
+
+
+def test_search_tables_skip_entries_by_literal_and_find_the_same_rows() -> None:
+    assert SEARCH_TABLES and len(VALUES) > 1000
+    for table in SEARCH_TABLES:
+        found = [table.first_found(v) for v in VALUES]
+        assert found == naive_rows(table, VALUES)
+        assert sum(r is not None for r in found) > 20
+
+
+def test_the_search_table_comparison_catches_a_wrong_literal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sabotage: every entry claims a literal no value holds: rows are lost, and the
+    comparison above says so."""
+    table = dataclasses.replace(SEARCH_TABLES[0])
+    monkeypatch.setattr(
+        type(table), "_needs", property(lambda self: [(("\x00never",), False)] * len(self.rows))
+    )
+    assert [table.first_found(v) for v in VALUES] != naive_rows(table, VALUES)
+
+
+def test_a_condition_parsed_on_first_use_is_the_condition_parsed_at_once() -> None:
+    """The built-in pack's conditions are parsed when first evaluated (rules.expr lazy)."""
+    sources = sorted({e.source for r in load_rules() for e in (r.when, r.ranks) if e is not None})
+    assert len(sources) > 50
+    envs = [{}, {"rank": 1, "world": 2, "count": 3, "message": "x", "ranks": [0, 1]}]
+    for source in sources:
+        lazy, eager = Expr(source, lazy=True), Expr(source)
+        assert [lazy(env) for env in envs] == [eager(env) for env in envs], source
+        assert lazy.names == eager.names, source
+
+
+def test_a_broken_condition_parsed_on_first_use_raises_then() -> None:
+    lazy = Expr("rank >", lazy=True)
+    with pytest.raises(ExprError, match="invalid syntax"):
+        lazy({})
+    with pytest.raises(ExprError, match="invalid syntax"):
+        Expr("rank >")
