@@ -16,7 +16,9 @@ interpreter, the modules imported (msrunwatch's and all, `len(sys.modules)` at e
 peak RSS (the process's own VmHWM: wait4's ru_maxrss would count the bench's own image,
 which a vfork'ed child shares until it execs). The load average is printed before and after:
 wall times only mean something on a quiet machine; CPU time holds better on a busy one.
-`--imports N` also prints the N slowest imports of a cold `check` (`python -X importtime`).
+`--imports N` also prints the N slowest imports of a cold `check` (`python -X importtime`);
+`--instructions` counts each command's instructions once under callgrind (valgrind), a
+figure a busy machine does not change.
 
 Timing lives here and only here; the tests assert nothing about speed. Linux only (/proc,
 os.wait4).
@@ -27,6 +29,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -189,17 +193,39 @@ def slowest_imports(
     return "\n".join(head)
 
 
-def table(runs: dict[str, list[Any]], prints: dict[str, Footprint]) -> str:
+def instructions(command: Command, env: dict[str, str]) -> float | None:
+    """Millions of instructions one run executes, counted by callgrind: the same on a busy
+    machine as on a quiet one (about 40x slower to run)."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    done = subprocess.run(
+        [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *command.argv],
+        env={**env, **command.env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    return int(found[1]) / 1e6 if found else None
+
+
+def table(
+    runs: dict[str, list[Any]], prints: dict[str, Footprint], counts: dict[str, float | None]
+) -> str:
     lines = [
-        "| command | wall ms (median) | CPU ms (median) | peak RSS MiB | modules (msrunwatch's) |",
-        "|---|---:|---:|---:|---:|",
+        "| command | wall ms (median) | CPU ms (median) | peak RSS MiB "
+        "| modules (msrunwatch's) | M instructions |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name, rs in runs.items():
-        fp = prints[name]
+        fp, count = prints[name], counts.get(name)
         lines.append(
             f"| `{name}` | {statistics.median(r.wall_s for r in rs) * 1000:.0f} "
             f"| {statistics.median(r.cpu_s for r in rs) * 1000:.0f} "
-            f"| {fp.peak_rss_mib:.0f} | {fp.modules} ({fp.own_modules}) |"
+            f"| {fp.peak_rss_mib:.0f} | {fp.modules} ({fp.own_modules}) "
+            f"| {'' if count is None else f'{count:,.0f}'} |"
         )
     return "\n".join(lines)
 
@@ -213,6 +239,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--imports", type=int, default=0, metavar="N", help="also list the N slowest imports"
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count each command's instructions once with callgrind (valgrind)",
     )
     parser.add_argument(
         "--json", type=Path, default=BENCH / "out" / "cold_results.json", help="raw figures"
@@ -250,14 +281,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         if args.imports:
             print(slowest_imports(msrunwatch, args.dir, python, env, args.imports))
+        counts = {c.name: instructions(c, env) for c in cmds} if args.instructions else {}
     print()
-    print(table(runs, prints))
+    print(table(runs, prints, counts))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     raw = {
         name: {
             "wall_s": [r.wall_s for r in rs],
             "cpu_s": [r.cpu_s for r in rs],
             "returncode": [r.returncode for r in rs],
+            "instructions_millions": counts.get(name),
             **vars(prints[name]),
         }
         for name, rs in runs.items()
