@@ -19,6 +19,7 @@ from msrunwatch import __version__
 from msrunwatch.commands import check, completion, estimate, facts, rules, triage, watch
 from msrunwatch.core.errors import MsrunwatchError, UsageError
 from msrunwatch.core.exit_codes import ExitCode
+from msrunwatch.core.fileio import silence_stdout
 from msrunwatch.core.sanitize import terminal
 from msrunwatch.core.stopping import Terminated, sigterm_raises
 
@@ -38,7 +39,8 @@ exit codes:
   0  the run looks healthy (or is still running without faults)
   1  faults found (check: a finding at --fail-on; estimate: a stage will not fit)
   2  bad usage, unreadable input or invalid rules (a one-line error on stderr)
-  130, 143  stopped by Ctrl+C, SIGTERM"""
+  130, 143  stopped by Ctrl+C, SIGTERM (129: the live view's terminal hung up)
+  141  standard output closed before all was written (`| head`)"""
 
 
 class Parser(argparse.ArgumentParser):
@@ -127,9 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.parse_args([*args_in, "--help"])
             return ExitCode.USAGE
         if args.command == "watch":  # the live loops stop on SIGTERM their own way
-            return int(handler(args))
+            return _flushed(int(handler(args)))
         with sigterm_raises():
-            return int(handler(args))
+            return _flushed(int(handler(args)))
     except MsrunwatchError as exc:
         print(f"msrunwatch: error: {terminal(str(exc))}", file=sys.stderr)
         return ExitCode.USAGE
@@ -139,8 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Terminated:
         print("msrunwatch: terminated", file=sys.stderr)
         return ExitCode.TERMINATED
-    except BrokenPipeError:
-        return ExitCode.OK
+    except BrokenPipeError:  # the reader went away (`| head`): quietly, but never 0
+        silence_stdout()
+        return ExitCode.OUTPUT_CLOSED
     except Exception as exc:  # a bug: one line and exit 2, never exit 1 ("faults found")
         if os.environ.get("MSRUNWATCH_DEBUG"):
             raise
@@ -154,6 +157,14 @@ def close_matches(word: str, options: Sequence[str], n: int = 1, cutoff: float =
     import difflib
 
     return difflib.get_close_matches(word, options, n=n, cutoff=cutoff)
+
+
+def _flushed(code: int) -> int:
+    """The code, once what is buffered for stdout is written: a reader that went away is
+    seen here (exit 141), not by the interpreter's last flush (an ignored BrokenPipeError
+    on stderr and exit 120)."""
+    sys.stdout.flush()
+    return code
 
 
 def one_line(exc: BaseException) -> str:

@@ -119,12 +119,19 @@ def use_color(choice: str, stream: Any) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
+STDOUT_PIECE = 2048
+"""Characters written to stdout at a time (at most 8 KiB, its buffer): CPython's buffered
+writer drops the rest of one larger write without an error when the pipe's reader leaves
+during it, so `triage --format json | head` ended as if the whole report was read."""
+
+
 def write(text: str, output: str | None) -> None:
     """Print, or write to --output (never a traceback on a bad path). A file is written
     whole or not at all (core.fileio.write_whole): a SIGTERM or a full disk leaves no
     cut-off report behind."""
     if output is None or output == "-":
-        sys.stdout.write(text)
+        for start in range(0, len(text), STDOUT_PIECE):
+            sys.stdout.write(text[start : start + STDOUT_PIECE])
         return
     from msrunwatch.core.fileio import write_whole
 

@@ -27,6 +27,7 @@ from msrunwatch.rules.model import Rule
 
 if TYPE_CHECKING:
     from msrunwatch.read.nodefacts.merge import Merged
+    from msrunwatch.read.nodefacts.nodes import NodeFacts
 
 NAMED_FACTS = (".facts.jsonl", ".facts.jsonl.gz")
 """What `facts -o DIR/` names its files."""
@@ -158,10 +159,22 @@ def merged(
     from msrunwatch.read.nodefacts.write import rules_digest
 
     collected = collect(reader.streams.values())
-    if not collected.nodes and not local:
-        shown = "; ".join(reader.problems.lines()[:2]) or "no facts records"
+    files = [f for node in collected.nodes for f in node.files] + list(local)
+    if not any(f.error is None for f in files):  # nodes may have come, with no log readable
+        shown = "; ".join(reader.problems.lines()[:2]) or _no_logs(collected.nodes, files)
         raise InputError(f"no facts could be read from {', '.join(targets)}: {shown}")
     return merge(collected, local, tolerance, rules_digest(rules), expected)
+
+
+def _no_logs(nodes: Sequence[NodeFacts], files: Sequence[FileFacts]) -> str:
+    """Why there is nothing to judge when no record was refused."""
+    from msrunwatch.read.nodefacts.nodes import names
+
+    if files:
+        return f"none of the {len(files):,} logs they name could be read"
+    if nodes:
+        return f"{names([n.name for n in nodes])} sent no facts of any log"
+    return "no facts records"
 
 
 def local_clocks(

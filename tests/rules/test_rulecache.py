@@ -21,7 +21,7 @@ from msrunwatch.rules import loader, prefilter, rulecache
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.loader import builtin_rules_dir, load_rules
 from msrunwatch.rules.model import Rule
-from tests.integration.fastpaths import case_logs
+from tests.integration.fastpaths import CASE_LINES
 from tests.rules.test_rule_loader import GOOD as USER_RULE
 from tests.support import FIXTURES
 
@@ -363,8 +363,7 @@ def naive_rows(table: Any, values: list[str]) -> list[Any]:
 
 SEARCH_TABLES = [r.lookup.search for r in load_rules() if r.lookup and r.lookup.search]
 VALUES = sorted(
-    {line for logs in case_logs() for text in logs.values() for line in text.splitlines()}
-    | {row.get("classified_from", "") for t in SEARCH_TABLES for row in t.rows}
+    set(CASE_LINES) | {row.get("classified_from", "") for t in SEARCH_TABLES for row in t.rows}
 )
 
 

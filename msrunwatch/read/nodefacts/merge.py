@@ -181,12 +181,33 @@ def merge(
         )
     views = _with_timeouts(_views(collected, table, clocks, expected), files, table)
     lacking = [v for v in views if v.state != COMPLETE]
-    warnings.extend(f"node {v.name} ({_ranks(v.ranks)}): {v.state}, {v.why}" for v in lacking)
+    warnings.extend(_lacking(lacking))
     seen = _file_ranks(moved)
     blind = frozenset(r for v in lacking for r in v.ranks if r not in seen)
     return Merged(
         tuple(moved), tuple(views), errors, offsets, clocks.reference, tuple(warnings), blind
     )
+
+
+SHOWN_LACKING = 10
+"""Nodes without all their facts named one warning each; past that, the first few are and
+one more warning counts the rest (10^6 forged nodes printed 65,536 warnings). Every node
+is still in the report's `nodes`."""
+
+
+def _lacking(views: Sequence[NodeView]) -> list[str]:
+    """A warning per node that is partial or missing, the rest counted past SHOWN_LACKING."""
+    shown = views if len(views) <= SHOWN_LACKING else views[: SHOWN_LACKING // 2]
+    out = [f"node {v.name} ({_ranks(v.ranks)}): {v.state}, {v.why}" for v in shown]
+    rest = views[len(shown) :]
+    if rest:
+        states = Counter(v.state for v in rest)
+        counted = ", ".join(f"{n:,} {state}" for state, n in sorted(states.items()))
+        out.append(
+            f"{len(rest):,} more nodes without all their facts ({counted}): "
+            f"{names([v.name for v in rest], most=5)} (every node is in the JSON report's nodes)"
+        )
+    return out
 
 
 def _with_timeouts(
