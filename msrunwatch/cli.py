@@ -9,7 +9,6 @@ command is a typo, and says so instead of waiting for a directory of that name.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections.abc import Sequence
@@ -50,7 +49,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         choice = message.partition("invalid choice: '")[2].partition("'")[0]
         options = message.partition("(choose from ")[2].rstrip(")").replace("'", "").split(", ")
-        close = difflib.get_close_matches(choice, options, n=1) if choice else []
+        close = close_matches(choice, options, n=1) if choice else []
         super().error(message + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
@@ -81,7 +80,7 @@ def unrecognized(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
     if option is None:
         return message
     known = [s for action in parser._actions for s in action.option_strings]
-    close = difflib.get_close_matches(option, known, n=1, cutoff=0.75)
+    close = close_matches(option, known, n=1, cutoff=0.75)
     return message + (f"; did you mean {close[0]!r}?" if close else "")
 
 
@@ -109,7 +108,7 @@ def _route(argv: list[str]) -> list[str]:
     if first in COMMANDS or first in TOP_OPTIONS:
         return argv
     if not first.startswith("-") and not Path(first).exists():
-        close = difflib.get_close_matches(first, COMMANDS, n=1, cutoff=0.6)
+        close = close_matches(first, COMMANDS, n=1, cutoff=0.6)
         if close:
             raise UsageError(f"unknown command {first!r}; did you mean {close[0]!r}?")
     return ["watch", *argv]
@@ -151,6 +150,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"msrunwatch: internal error: {one_line(exc)} (a bug: please report it; "
               "MSRUNWATCH_DEBUG=1 shows the traceback)", file=sys.stderr)  # fmt: skip
         return ExitCode.USAGE
+
+
+def close_matches(word: str, options: Sequence[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """difflib's close matches (imported only when a word was mistyped)."""
+    import difflib
+
+    return difflib.get_close_matches(word, options, n=n, cutoff=cutoff)
 
 
 def _flushed(code: int) -> int:

@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from msrunwatch.core.errors import InputError, UsageError
 from msrunwatch.core.fileio import open_regular
@@ -22,12 +23,13 @@ from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
 from msrunwatch.read.facts import FileFacts
 from msrunwatch.read.nodefacts import clock
-from msrunwatch.read.nodefacts.merge import Merged, merge
-from msrunwatch.read.nodefacts.nodes import COMPLETE, NodeFacts, collect, names
 from msrunwatch.read.nodefacts.reader import FactsReader, Readable, is_facts
-from msrunwatch.read.nodefacts.write import rules_digest
 from msrunwatch.read.runstate import assemble
 from msrunwatch.rules.model import Rule
+
+if TYPE_CHECKING:
+    from msrunwatch.read.nodefacts.merge import Merged
+    from msrunwatch.read.nodefacts.nodes import NodeFacts
 
 NAMED_FACTS = (".facts.jsonl", ".facts.jsonl.gz")
 """What `facts -o DIR/` names its files."""
@@ -154,6 +156,10 @@ def merged(
     tolerance: float,
     expected: Sequence[str] = (),
 ) -> Merged:
+    from msrunwatch.read.nodefacts.merge import merge  # facts only: `triage DIR` needs none
+    from msrunwatch.read.nodefacts.nodes import collect
+    from msrunwatch.read.nodefacts.write import rules_digest
+
     collected = collect(reader.streams.values())
     files = [f for node in collected.nodes for f in node.files] + list(local)
     if not any(f.error is None for f in files):  # nodes may have come, with no log readable
@@ -164,6 +170,8 @@ def merged(
 
 def _no_logs(nodes: Sequence[NodeFacts], files: Sequence[FileFacts]) -> str:
     """Why there is nothing to judge when no record was refused."""
+    from msrunwatch.read.nodefacts.nodes import names
+
     if files:
         return f"none of the {len(files):,} logs they name could be read"
     if nodes:
@@ -210,6 +218,8 @@ def judged(
     partial = [f"{w}" for f in view.files for w in f.warnings]
     warnings = [*notes, *view.warnings, *run.warnings, *partial]
     report = judge(run, rules, warnings, ctx)
+    from msrunwatch.read.nodefacts.nodes import COMPLETE
+
     incomplete = any(n.state != COMPLETE for n in view.nodes)
     outcome = "unknown" if report.outcome == "ok" and incomplete else report.outcome
     return replace(

@@ -12,7 +12,7 @@ from dataclasses import field, fields
 from typing import Any, Union
 
 from msrunwatch.core.compat import dataclass
-from msrunwatch.core.yamlload import load
+from msrunwatch.rules import rulecache
 from msrunwatch.schemas import files
 
 Number = Union[int, float]
@@ -222,7 +222,8 @@ RUN = table(RunState, RunFigures)
 
 
 def _aliases() -> dict[str, dict[str, str]]:
-    data, _ = load(files.read("variable_aliases.yaml"))
+    """The aliases file, through the rule cache (parsed once, not on every start)."""
+    data = rulecache.package_document(files.HERE / "variable_aliases.yaml")
     aliases: dict[str, dict[str, str]] = data["run"]
     return aliases
 
