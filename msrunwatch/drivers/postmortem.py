@@ -39,9 +39,18 @@ def newest_write(files: Sequence[LogFile]) -> float | None:
     return local_seconds(max(written)) if written else None
 
 
-def with_clock(ctx: Context, post: PostMortem, run: RunFacts, files: Sequence[LogFile]) -> Context:
+def last_written(post: PostMortem | None, files: Sequence[LogFile]) -> float | None:
+    """The files' newest write when the clock will read it (not under --now), taken while
+    the file list is at hand: the caller drops the list before the run is assembled."""
+    if post is None or post.last_line or post.now is not None:
+        return None
+    return newest_write(files)
+
+
+def with_clock(ctx: Context, post: PostMortem, run: RunFacts, written: float | None) -> Context:
     """The context with the clock (--now, the newest line for --now last-line: both on the
-    logs' own scale; else this host's, with the files' newest write) and --finished."""
+    logs' own scale; else this host's, with the files' newest write: last_written) and
+    --finished."""
     pinned = post.last_line or post.now is not None
     now = newest_line(run) if post.last_line else post.now
     if now is None and not pinned:
@@ -50,7 +59,7 @@ def with_clock(ctx: Context, post: PostMortem, run: RunFacts, files: Sequence[Lo
         ctx,
         clock=now,
         pinned=pinned,
-        written=None if pinned else newest_write(files),
+        written=None if pinned else written,
         finished=post.finished,
         stall_after_s=post.stall_after_s,
     )
@@ -66,7 +75,7 @@ def with_facts_clock(
     pinned = post.last_line or post.now is not None
     newest = newest_line(run)
     if pinned or quiet_when_collected is None or newest is None:
-        return with_clock(ctx, post, run, ())
+        return with_clock(ctx, post, run, None)
     return replace(
         ctx,
         clock=newest + max(quiet_when_collected, 0.0),

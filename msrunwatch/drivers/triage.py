@@ -9,7 +9,7 @@ from dataclasses import replace
 from msrunwatch.core.errors import InputError
 from msrunwatch.drivers import cluster
 from msrunwatch.drivers.options import PostMortem
-from msrunwatch.drivers.postmortem import with_clock
+from msrunwatch.drivers.postmortem import last_written, with_clock
 from msrunwatch.drivers.reading import Progress, plan, scan_all, scan_file, usable_cpus
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
@@ -59,8 +59,8 @@ def triage(
     warnings: list[str] = []
     files = find_logs(targets, consoles, warnings)
     facts = scan_all(files, rules, progress)
-    if post is None:  # no clock to read from the files: the list goes before the run is
-        files = []  # assembled (100,000 LogFiles are 56 MiB of a large check's peak)
+    written = last_written(post, files)
+    del files  # before the run is assembled (100,000 LogFiles are 56 MiB of a large check's peak)
     failed = [f"could not read {f.error}" for f in facts if f.error]
     if facts and len(failed) == len(facts):
         raise InputError(f"no log could be read: {failed[0]}" + _more(len(failed) - 1))
@@ -69,8 +69,7 @@ def triage(
     run = assemble([*targets], facts)
     notes = [*warnings, *failed, *encoding_warnings(facts), *run.warnings, *partial]
     if post is not None:
-        ctx = with_clock(ctx or Context(), post, run, files)
-    del files  # before the judge runs
+        ctx = with_clock(ctx or Context(), post, run, written)
     return judge(run, rules, notes, replace(ctx or Context(), clocks=clocks) if clocks else ctx)
 
 
