@@ -37,3 +37,8 @@ class PostMortem:
     """--finished: the run is over, whatever the clock."""
     stall_after_s: float = 120.0
     """--stall-after: nothing written for longer than this, the run is not running."""
+
+    @property
+    def pinned(self) -> bool:
+        """The clock is fixed on the logs' own time (--now): no file time is read."""
+        return self.last_line or self.now is not None
