@@ -249,8 +249,16 @@ def where_path(log_dir: str | None, file: str | None, line: int | None) -> str:
 
 
 def about(f: Finding) -> str:
-    """Whom a finding is about: its ranks, else the config it points at (no log directory),
-    else the scheduler or msrun, else the whole run."""
+    """Whom a finding is about: the root cause's ranks when it was seen on others (`rank 1
+    (evidence on rank 0)`), else where it was seen (seen_on)."""
+    if f.cause_ranks:
+        return f"{ranks_text(f.cause_ranks)} (evidence on {seen_on(f)})"
+    return seen_on(f)
+
+
+def seen_on(f: Finding) -> str:
+    """Where a finding was seen: its ranks, else the config it points at (no log
+    directory), else the scheduler or msrun, else the whole run."""
     if f.ranks:
         return ranks_text(f.ranks)
     first = f.first

@@ -262,6 +262,19 @@ async def test_findings_are_grouped_across_ranks_root_cause_first() -> None:
         assert "ROOT CAUSE" in body
 
 
+async def test_the_root_cause_row_names_the_rank_the_verdict_names() -> None:
+    """The trial's N2: in the hang, rank 0's timeout is the evidence and rank 1 the hung
+    rank; the ROOT CAUSE row named rank 0 under a header naming rank 1."""
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(fixture_report("cpu_hang_rank1_allreduce_timeout")))
+        await pilot.pause()
+        assert "rank 1 hung first" in header_text(target)
+        body = str(target.findings.query_one("#findings-body").render())
+        root = next(line for line in body.splitlines() if "ROOT CAUSE" in line)
+        assert "collective-wait-failed on rank 1 (evidence on rank 0)" in root
+
+
 async def test_a_finding_the_verdict_drops_stays_but_is_marked_withdrawn() -> None:
     """Half-way through catching up, a rank looks silent; once its log is read, it is not."""
     report = oom_with_timeouts()
