@@ -10,6 +10,7 @@ import dataclasses
 
 from textual.widgets import Input
 
+from msrunwatch.judge.model import Status
 from msrunwatch.live.run import Update
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
@@ -23,6 +24,7 @@ from tests.tui.tui_scenarios import (
     oom_with_timeouts,
     post,
     rank_report,
+    screen_text,
     snapshot,
     synthetic,
     with_stalled,
@@ -273,6 +275,27 @@ async def test_the_root_cause_row_names_the_rank_the_verdict_names() -> None:
         body = str(target.findings.query_one("#findings-body").render())
         root = next(line for line in body.splitlines() if "ROOT CAUSE" in line)
         assert "collective-wait-failed on rank 1 (evidence on rank 0)" in root
+
+
+async def test_when_the_run_ends_every_row_shows_its_silence_on_the_log_clock() -> None:
+    """The trial's N5: rows that did not change in the last verdict kept the wall-clock
+    SILENT they had when the run ended (38s, frozen), while rows that changed showed the
+    log clock's. Every row is repainted when silences switch to the log's clock."""
+    report = fixture_report("cpu_dp2_oom_alloc_failed")
+    rank0, rank1 = report.ranks
+    running = dataclasses.replace(rank1, status=Status.TRAINING)
+    before = dataclasses.replace(report, ranks=(rank0, running))
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(before, silence={0: 38.0, 1: 38.0}, behind=1))
+        await pilot.pause()
+        assert sum(" 38s " in row for row in screen_text(target) if " vm " in row) == 2
+        post(target, snapshot(report, silence={}, behind=0))  # rank 1 changed, rank 0 not
+        await pilot.pause()
+        assert target.last is not None and target.last.ended
+        rows = [row for row in screen_text(target) if " vm " in row]
+        assert len(rows) == 2 and not any(" 38s " in row for row in rows)
+        assert " 0.0s " in rows[0] and " 0.5s " in rows[1]
 
 
 async def test_a_finding_the_verdict_drops_stays_but_is_marked_withdrawn() -> None:
