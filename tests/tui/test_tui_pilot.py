@@ -13,7 +13,13 @@ from textual.widgets import Input
 from msrunwatch.judge.model import Status
 from msrunwatch.live.run import Update
 from msrunwatch.tui.app import MsrunwatchApp
-from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+from msrunwatch.tui.messages import (
+    FilesRestarted,
+    FindingsRaised,
+    LogsFound,
+    SnapshotUpdated,
+    TargetsAwaited,
+)
 from msrunwatch.tui.screens.help import HelpScreen
 from msrunwatch.tui.screens.rank_detail import RankDetail
 from msrunwatch.tui.widgets.rank_table import RankTable
@@ -351,11 +357,30 @@ async def test_q_quits_with_the_verdicts_exit_code() -> None:
 
 
 async def test_an_empty_directory_waits_for_logs() -> None:
+    """Until the directory is listed the view looks; it waits only when none is there."""
     target = app(targets=("empty_dir",))
     async with target.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert "waiting for rank logs" in line(target.table, 1)
+        assert "looking for rank logs" in line(target.table, 1)
         assert "STARTING" in header_text(target) and "empty_dir" in header_text(target)
+        target.post_message(LogsFound(0))
+        await pilot.pause()
+        assert "waiting for rank logs" in line(target.table, 1)
+
+
+async def test_a_directory_that_appears_full_is_read_not_awaited() -> None:
+    """The trial's N8: msrun_log appeared with 513 logs at once; the screen kept saying
+    `WAITING for msrun_log to appear / not there yet` for 9 s while they were read."""
+    target = app(targets=("msrun_log",))
+    async with target.run_test(size=SIZE) as pilot:
+        target.post_message(TargetsAwaited(("msrun_log",), 3.9, expired=False))
+        await pilot.pause()
+        assert "WAITING" in header_text(target) and "not there yet" in header_text(target)
+        target.post_message(LogsFound(513))
+        await pilot.pause()
+        shown = "\n".join(screen_text(target))
+        assert "WAITING" not in shown and "not there yet" not in shown and "appear" not in shown
+        assert "READING" in shown and "reading 513 logs…" in shown
 
 
 class CountingApp(MsrunwatchApp):

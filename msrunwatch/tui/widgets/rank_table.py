@@ -123,7 +123,8 @@ class RankTable(ScrollView, can_focus=True):
         self.model = Rows()
         self.cursor = 0
         """Position of the cursor in the shown order."""
-        self.empty_text = "waiting for rank logs…"
+        self.empty_text = "looking for rank logs…"
+        """Until the logs are listed; then how many are read, or that none is there yet."""
         self.every_column = False
         """Show every column, however narrow the terminal (`a`); scroll sideways to see them."""
         self.painter = RowPainter(self._style)
