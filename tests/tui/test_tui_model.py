@@ -208,7 +208,23 @@ def test_middle_cut_keeps_what_follows_a_long_path(width: int) -> None:
     assert "MatMul-op2213" in said and "…" in said
 
 
-def test_middle_cut_leaves_what_fits_and_short_words() -> None:
+def test_middle_cut_leaves_what_fits_and_cuts_short_words_once_between_them() -> None:
     assert cells.middle_cut("rank 3 failed", 80) == "rank 3 failed"
-    many = "a b c d e f g h i j " * 10
-    assert cells.middle_cut(many, 20) == many  # nothing to cut in the middle: the end is cut
+    many = " ".join("abcdefghijklmnopqrst")
+    said = cells.middle_cut(many, 20)
+    assert said == "a b c d … p q r s t" and len(said) <= 20
+
+
+@pytest.mark.parametrize("width", [78, 100, 106])
+def test_an_exception_is_cut_once_keeping_its_class_and_file_line(width: int) -> None:
+    """The trial's N17: at 80 columns the header read `Runt…ror: msru…atch test:
+    deli…rate failure on rank 1 at step 3 (at trai…y:7…`: five cuts mid-word."""
+    said = cells.middle_cut(
+        "RuntimeError: msrunwatch test: deliberate failure on rank 1 at step 3 "
+        "(at train_dense.py:79 in on_train_step_end)",
+        width,
+    )
+    assert len(said) <= width and said.count("…") == 1
+    assert said.startswith("RuntimeError: msrunwatch test:")
+    assert said.endswith("(at train_dense.py:79 in on_train_step_end)")
+    assert " … " in said  # between words

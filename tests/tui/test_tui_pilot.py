@@ -304,6 +304,18 @@ async def test_when_the_run_ends_every_row_shows_its_silence_on_the_log_clock() 
         assert " 0.0s " in rows[0] and " 0.5s " in rows[1]
 
 
+async def test_an_exception_header_at_80_columns_keeps_its_class_and_file_line() -> None:
+    """The trial's N17 on a single worker log at 80x24: one cut, between words."""
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(fixture_report("cpu_dp2_exception_rank1")))
+        await pilot.pause()
+        said = next(row for row in screen_text(target) if "RuntimeError" in row)
+    assert said.count("…") == 1 and " … " in said
+    assert "RuntimeError: msrunwatch test:" in said
+    assert "(at train_dense.py:79 in on_train_step_end)" in said
+
+
 async def test_a_finding_the_verdict_drops_stays_but_is_marked_withdrawn() -> None:
     """Half-way through catching up, a rank looks silent; once its log is read, it is not."""
     report = oom_with_timeouts()
