@@ -59,8 +59,8 @@ def triage(
         return _triage_facts(targets, rules, *facts_of)
     warnings: list[str] = []
     files = find_logs(targets, consoles, warnings)
-    one_run_each(files)
     facts = scan_all(files, rules, progress)
+    one_run_each(facts)
     written = last_written(post, files)
     del files  # before the run is assembled (100,000 LogFiles are 56 MiB of a large check's peak)
     failed = [f"could not read {f.error}" for f in facts if f.error]
