@@ -215,19 +215,48 @@ def cause_subject(report: Report) -> str:
     return ranks_text(c.ranks) if c and c.ranks else "the job"
 
 
+ONE_RANK_VERB = {
+    Status.FAILED: "failed first",
+    Status.KILLED: "was killed first",
+    Status.TIMED_OUT: "timed out first",
+    Status.STALLED: "hung first",
+    Status.STOPPED: "stopped first",
+    Status.FINISHED: "finished, with",
+    Status.UNKNOWN: "left no log",
+}
+"""What the root cause's one rank did, in the words of its status (the table's)."""
+RANKS_VERB = {
+    Status.FAILED: "failed",
+    Status.KILLED: "were killed",
+    Status.TIMED_OUT: "timed out",
+    Status.STALLED: "hung",
+    Status.STOPPED: "stopped",
+    Status.FINISHED: "finished, with",
+    Status.UNKNOWN: "left no log",
+}
+"""What the root cause's ranks did when they all have one status."""
+DOWN = frozenset({Status.FAILED, Status.KILLED, Status.TIMED_OUT, Status.STALLED, Status.STOPPED})
+
+
 def cause_verb(report: Report) -> str:
-    """What the root-cause ranks did, in the words of their status: `failed first`, `hung
-    first` when every one of them is stalled, `finished, with` when they ended normally, `left
-    no log` when none has a log (the verdict and the table say the same)."""
+    """What the root-cause ranks did, in the words of their status, so the headline never
+    says `failed` above a count with no failed rank: `was killed first`, `hung first`,
+    `timed out`, `finished, with` (a normal end, yet the fault: early-exit, over budget),
+    `left no log` (the job expected them; what they did is not in these logs); ranks of
+    several such statuses `went down`; a rank still at work `showed first` the fault."""
     c = report.root_cause
     ranks = set(c.ranks) if c else set()
-    named = [r.status for r in report.ranks if r.rank in ranks]
-    if named and all(s is Status.UNKNOWN for s in named):
-        return "left no log"  # the job expected them; what they did is not in these logs
-    if named and all(s is Status.FINISHED for s in named):
-        return "finished, with"  # a normal end, yet the fault (early-exit, over budget)
-    verb = "hung" if named and all(s is Status.STALLED for s in named) else "failed"
-    return f"{verb} first" if len(ranks) == 1 else verb
+    named = {r.status for r in report.ranks if r.rank in ranks}
+    if not ranks:
+        return "failed"  # the job: the scheduler's or msrun's fault about the job itself
+    if len(named) == 1:
+        (status,) = named
+        verbs = ONE_RANK_VERB if len(ranks) == 1 else RANKS_VERB
+        if status in verbs:
+            return verbs[status]
+    if named and named <= DOWN:
+        return "went down"
+    return "showed first" if len(ranks) == 1 else "showed"
 
 
 def join_path(log_dir: str | None, file: str) -> str:

@@ -316,6 +316,17 @@ async def test_an_exception_header_at_80_columns_keeps_its_class_and_file_line()
     assert "(at train_dense.py:79 in on_train_step_end)" in said
 
 
+async def test_the_header_verb_agrees_with_the_counts_under_it() -> None:
+    """The trial: `FAILED rank 1 failed first: worker-killed` above `2 ranks  2 killed`."""
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(fixture_report("cpu_kill9_rank1")))
+        await pilot.pause()
+        header = header_text(target)
+    assert "rank 1 was killed first: worker-killed" in header and "2 killed" in header
+    assert "failed" not in header.split("\n")[0]
+
+
 async def test_a_finding_the_verdict_drops_stays_but_is_marked_withdrawn() -> None:
     """Half-way through catching up, a rank looks silent; once its log is read, it is not."""
     report = oom_with_timeouts()
