@@ -153,12 +153,14 @@ def _finding(f: Finding, style: fmt.Style) -> list[str]:
     return lines
 
 
-def verdict(report: Report, color: bool = False) -> str:
+def verdict(report: Report, color: bool = False, consoles: Sequence[str] = ()) -> str:
     """The verdict alone (what stays on a terminal after the live view closes), the
-    warnings, and the command that prints the rest."""
+    warnings, and the command that prints the rest: with the consoles the view read
+    (`--console`), or triage would read fewer files and say less than the view did."""
     out = _verdict(report, fmt.Style(color))
     out.extend(safe(f"warning: {warning}") for warning in report.warnings)
-    targets = " ".join(shlex.quote(d) for d in report.log_dirs)
+    given = [*report.log_dirs, *(a for c in consoles for a in ("--console", c))]
+    targets = " ".join(shlex.quote(d) for d in given)
     out.append(safe(f"  every rank and finding: msrunwatch triage {targets}"))
     return "\n".join(out) + "\n"
 

@@ -88,6 +88,7 @@ def test_sarif_root_cause_points_at_the_line_that_failed_first(
     assert result["ruleId"] == "oom-memory-not-enough"
     assert result["level"] == "error"
     assert result["message"]["text"].endswith(" (ranks 0-1)")
+    assert "could not allocate 64.0 GiB" in result["message"]["text"]  # as every view says
     first = result["locations"][0]["physicalLocation"]
     assert first["artifactLocation"]["uri"] == f"fixtures/{OOM}/msrun_log/worker_1.log"
     assert first["region"] == {"startLine": 20}
