@@ -131,6 +131,11 @@ def headroom(report: Report) -> str:
     return f"peak {mib(r.memory.peak_actual_mb)} of {mib(limit)} usable on rank {r.rank}: {room}"
 
 
+def count(n: int, noun: str) -> str:
+    """`1 rank`, `2 ranks`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def ranks_text(ranks: Iterable[int]) -> str:
     items = list(ranks)
     if not items:

@@ -109,7 +109,7 @@ class TimelineSource:
         self.shown = [
             e
             for e in self.all
-            if (not self.levels or e.level in self.levels)
+            if (not self.levels or (e.level and e.level in self.levels))  # "" is in any str
             and (self.ranks is None or e.rank in self.ranks)
         ]
         names = {source(e.path) for e in self.shown}

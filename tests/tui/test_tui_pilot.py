@@ -327,6 +327,14 @@ async def test_the_header_verb_agrees_with_the_counts_under_it() -> None:
     assert "failed" not in header.split("\n")[0]
 
 
+async def test_one_rank_is_one_rank() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(synthetic(1)))
+        await pilot.pause()
+        assert "1 rank " in header_text(target) and "1 ranks" not in header_text(target)
+
+
 async def test_a_finding_the_verdict_drops_stays_but_is_marked_withdrawn() -> None:
     """Half-way through catching up, a rank looks silent; once its log is read, it is not."""
     report = oom_with_timeouts()

@@ -136,6 +136,36 @@ async def test_the_timeline_merges_every_rank_by_log_time() -> None:
         assert detail.view.cursor + 1 == screen.source.shown[0].line
 
 
+async def test_the_levels_key_comes_back_to_the_same_filters_after_every_line() -> None:
+    """The trial's N20: after `every line`, `l` showed 934 lines as `errors and warnings`
+    and plain prints as `errors` (a line with no level matched every filter)."""
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(fixture_report("cpu_dp4_hang_rank2_allreduce_timeout")))
+        await pilot.pause()
+        await pilot.press("t")
+        await pilot.pause()
+        screen = target.screen
+        assert isinstance(screen, TimelineScreen)
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        first = [len(screen.source.shown)]
+        await pilot.press("l")
+        first.append(len(screen.source.shown))
+        await pilot.press("l")  # every line: read again
+        await pilot.pause()
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        every = len(screen.source.shown)
+        await pilot.press("l")
+        again = [len(screen.source.shown)]
+        assert {e.level for e in screen.source.shown} <= {"E", "W"}
+        await pilot.press("l")
+        again.append(len(screen.source.shown))
+        assert {e.level for e in screen.source.shown} == {"E"}
+        assert again == first and every > first[0] > first[1]
+
+
 async def test_exit_when_done_ends_the_view_with_triage_code() -> None:
     target = app()
     target.exit_when_done = True
