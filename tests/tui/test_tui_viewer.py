@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.color import Color
+from textual.pilot import Pilot
 
 from msrunwatch.judge.model import Status
+from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.messages import TargetsAwaited
 from msrunwatch.tui.screens.rank_detail import RankDetail, editor_command
 from msrunwatch.tui.screens.timeline import TimelineScreen
@@ -109,17 +112,23 @@ async def test_enter_on_a_finding_opens_its_evidence_at_the_line() -> None:
         assert isinstance(target.screen, RankDetail) and target.screen.rank.rank == 7
 
 
+async def timeline_of(target: MsrunwatchApp, pilot: Pilot[Any], scenario: str) -> TimelineScreen:
+    """The timeline of a fixture's verdict, once its logs are merged."""
+    post(target, snapshot(fixture_report(scenario)))
+    await pilot.pause()
+    await pilot.press("t")
+    await pilot.pause()
+    screen = target.screen
+    assert isinstance(screen, TimelineScreen)
+    await screen.workers.wait_for_complete()
+    await pilot.pause()
+    return screen
+
+
 async def test_the_timeline_merges_every_rank_by_log_time() -> None:
     target = app()
     async with target.run_test(size=SIZE) as pilot:
-        post(target, snapshot(fixture_report("synth_hccl_ei0006_after_oom_8p")))
-        await pilot.pause()
-        await pilot.press("t")
-        await pilot.pause()
-        screen = target.screen
-        assert isinstance(screen, TimelineScreen)
-        await screen.workers.wait_for_complete()
-        await pilot.pause()
+        screen = await timeline_of(target, pilot, "synth_hccl_ei0006_after_oom_8p")
         shown = screen.source.shown
         assert len(shown) > 100 and {e.rank for e in shown} == {None, *range(8)}
         times = [e.time for e in shown if e.time is not None]
@@ -141,14 +150,7 @@ async def test_the_levels_key_comes_back_to_the_same_filters_after_every_line() 
     and plain prints as `errors` (a line with no level matched every filter)."""
     target = app()
     async with target.run_test(size=SIZE) as pilot:
-        post(target, snapshot(fixture_report("cpu_dp4_hang_rank2_allreduce_timeout")))
-        await pilot.pause()
-        await pilot.press("t")
-        await pilot.pause()
-        screen = target.screen
-        assert isinstance(screen, TimelineScreen)
-        await screen.workers.wait_for_complete()
-        await pilot.pause()
+        screen = await timeline_of(target, pilot, "cpu_dp4_hang_rank2_allreduce_timeout")
         first = [len(screen.source.shown)]
         await pilot.press("l")
         first.append(len(screen.source.shown))
