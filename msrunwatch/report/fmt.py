@@ -306,14 +306,15 @@ def nodes(report: Report) -> str:
     counts = Counter(n.state for n in report.nodes)
     states = ", ".join(f"{counts[s]} {s}" for s in ("complete", "partial", "missing") if counts[s])
     measured = [n for n in report.nodes if n.brackets]
-    text = f"{len(report.nodes)} ({states})"
+    live = live_states(report)
+    # the cluster view: `2 reporting (facts: 2 complete)`, the count said once
+    text = f"{live} (facts: {states})" if live else f"{len(report.nodes)} ({states})"
     if report.clock_reference:
         text += f"; times on {report.clock_reference}'s clock (the scheduler's)"
     if measured:
         worst = max(n.error_s or 0.0 for n in measured)
         text += f", {len(measured)} node clocks measured (within ±{worst * 1000:,.1f} ms)"
-    live = live_nodes(report)
-    return f"{live}; {text}" if live else text
+    return text
 
 
 LIVE_ORDER = ("blind", "stale", "missing", "reporting", "ended")
@@ -322,6 +323,14 @@ LIVE_ORDER = ("blind", "stale", "missing", "reporting", "ended")
 def live_nodes(report: Report, most: int = 3) -> str:
     """The cluster view's nodes: `256 nodes: 254 reporting, 1 stale (node-003), 1 blind
     (node-137)`, the worst first, naming the nodes not seen now; empty outside it."""
+    states = live_states(report, most)
+    if not states:
+        return ""
+    return f"{sum(n.live is not None for n in report.nodes):,} nodes: {states}"
+
+
+def live_states(report: Report, most: int = 3) -> str:
+    """`254 reporting, 1 stale (node-003), 1 blind (node-137)` (live_nodes)."""
     states = [n.live for n in report.nodes if n.live is not None]
     if not states:
         return ""
@@ -336,4 +345,4 @@ def live_nodes(report: Report, most: int = 3) -> str:
             more = f" +{len(names) - most}" if len(names) > most else ""
             text += f" ({', '.join(names[:most])}{more})"
         parts.append(text)
-    return f"{len(states):,} nodes: " + ", ".join(parts)
+    return ", ".join(parts)

@@ -367,7 +367,7 @@ def test_without_a_terminal_the_command_prints_one_polls_verdict(
     published(tmp_path, rules)
     done = msrunwatch("watch", "--cluster", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("OK") and "2 nodes: 2 reporting" in done.stdout
+    assert done.stdout.startswith("OK") and "nodes: 2 reporting (facts: 2 complete)" in done.stdout
 
 
 def test_a_source_that_is_none_is_one_line_and_exit_2(tmp_path: Path) -> None:
