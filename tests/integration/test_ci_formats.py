@@ -324,3 +324,17 @@ def test_gitlab_caps_occurrences_per_finding(run: Triage, rules: list[Rule]) -> 
 
 def test_gitlab_healthy_run_is_an_empty_array(run: Triage, rules: list[Rule]) -> None:
     assert gitlab.render(run(HEALTHY), rules) == "[]\n"
+
+
+def test_check_of_logs_alone_lists_no_config_rule_as_a_test(
+    rules: list[Rule], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The trial's N13: `check LOGDIR --format junit` had 78 config rules as green tests."""
+    from msrunwatch.cli import main
+
+    assert main(["check", str(ROOT / "fixtures" / OOM), "--format", "junit"]) == 1
+    root = ET.fromstring(capsys.readouterr().out.split("\n", 1)[1])
+    names = {c.get("name") for c in root.iter("testcase")}
+    config = {r.id for r in rules if r.scope.value == "config"}
+    assert config and not names & config
+    assert "oom-memory-not-enough" in names and len(names) == len(rules) - len(config)
