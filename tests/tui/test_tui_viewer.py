@@ -43,6 +43,9 @@ async def test_the_detail_log_is_a_viewer(tmp_path: Path, monkeypatch: pytest.Mo
         # line 24, the OOM: its first error-severity finding, not the warnings before it
         # (free memory < half on line 14, the pool that could not grow)
         assert view.cursor == 23
+        await pilot.pause()
+        # near the top, its traceback below in view (the trial's N7: at the pane's bottom)
+        assert round(view.scroll_offset.y) == view.cursor - 3
         assert view.text(23).startswith("07:12:39.214 ERROR #umsg#Memory not enough")
         assert view.source.gutter(23) == "24 "
         await pilot.press("e")

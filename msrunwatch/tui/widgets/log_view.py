@@ -222,8 +222,10 @@ class LogView(ScrollView, can_focus=True):
 
     # -- moving ------------------------------------------------------------------------
 
-    def go_to(self, n: int, context: int = 3) -> None:
-        """Put the cursor on line n (negative: from the end), with a few lines above it."""
+    def go_to(self, n: int, context: int = 3, opening: bool = False) -> None:
+        """Put the cursor on line n (negative: from the end), with a few lines above it;
+        `opening` (a fault the view opens at): `context` lines from the top, so what
+        follows it (its traceback) is in view rather than what led to it."""
         count = len(self.source)
         if not count:
             return
@@ -231,7 +233,7 @@ class LogView(ScrollView, can_focus=True):
         self.cursor = n
         self._rows = None
         top = round(self.scroll_offset.y)
-        if n < top:
+        if opening or n < top:
             self._scroll_top(max(n - context, 0))
         elif not self._visible(n):
             self._scroll_top(max(n - self.size.height + 1 + context, 0))
