@@ -85,7 +85,9 @@ def test_the_card_and_pool_figures_agree_with_real_runs() -> None:
     assert all("inverted" in r.note for r in card if "real run (" in r.figure)
 
 
-def test_the_context_parallel_band_keeps_every_recipe_that_ran_and_not_the_one_that_failed() -> None:
+def test_the_context_parallel_band_keeps_every_recipe_that_ran_and_not_the_one_that_failed() -> (
+    None
+):
     band = BENCH.table_of("estimate_bands")["context_parallel"]["factor"]
     rows = [r for r in ROWS if r.group == "Context parallel (outcomes)"]
     ran = [r for r in rows if not r.note.startswith("failed")]
