@@ -228,3 +228,17 @@ def test_an_exception_is_cut_once_keeping_its_class_and_file_line(width: int) ->
     assert said.startswith("RuntimeError: msrunwatch test:")
     assert said.endswith("(at train_dense.py:79 in on_train_step_end)")
     assert " … " in said  # between words
+
+
+def test_wrapped_log_lines_break_between_words() -> None:
+    """The trial's N27: `... the first one tim` / `ed out`, `Memory is` / `n't enough`."""
+    from msrunwatch.tui.widgets.log_view import word_cuts
+
+    text = "12 07:12:39 ERROR worker 0 is the first one timed out, please check its log."
+    cuts = word_cuts(text, 30, 27)
+    rows = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    assert "".join(rows) == text and all(len(r.rstrip(" ")) <= 30 for r in rows)
+    assert not any(r.startswith(" ") for r in rows)
+    assert all(r.endswith(" ") for r in rows[:-1])  # every break after a space
+    path = "kernel " + "/".join(["13-LlamaDecodeLayer"] * 4)
+    assert len(word_cuts(path, 30, 27)) == 3  # a word longer than a row is still split
