@@ -338,3 +338,14 @@ def test_check_of_logs_alone_lists_no_config_rule_as_a_test(
     config = {r.id for r in rules if r.scope.value == "config"}
     assert config and not names & config
     assert "oom-memory-not-enough" in names and len(names) == len(rules) - len(config)
+
+
+def test_markdown_ranks_table_has_the_text_reports_columns(run: Triage) -> None:
+    """The trial's N14: compile/peak/actual/limit/device columns all `-` in Markdown."""
+    from msrunwatch.report import markdown
+
+    lines = markdown.render(run(OOM)).splitlines()
+    header = next(line for line in lines if line.startswith("| rank"))
+    assert header == "| rank | status | exit | last line | first error |"
+    rows = [line for line in lines if line.startswith("| 1 |")]
+    assert rows and rows[0].startswith("| 1 | failed | - |")
