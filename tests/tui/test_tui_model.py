@@ -242,3 +242,19 @@ def test_wrapped_log_lines_break_between_words() -> None:
     assert all(r.endswith(" ") for r in rows[:-1])  # every break after a space
     path = "kernel " + "/".join(["13-LlamaDecodeLayer"] * 4)
     assert len(word_cuts(path, 30, 27)) == 3  # a word longer than a row is still split
+
+
+def test_the_timeline_is_read_again_only_when_a_log_changed(tmp_path: Path) -> None:
+    """The trial's N6: at 512 ranks, every `t` read every log again (8 s), though the run
+    had ended."""
+    from msrunwatch.tui.timeline import LogRef, merged
+
+    log = tmp_path / "worker_0.log"
+    log.write_text("[ERROR] ME(1,2,python):2026-11-21-05:34:25.600.374 [a.cc:1] f] first\n")
+    refs = [LogRef(0, str(log))]
+    first = merged(refs)
+    assert merged(refs) is first  # nothing changed: the same lines, not read again
+    with log.open("a") as fh:
+        fh.write("[ERROR] ME(1,2,python):2026-11-21-05:34:26.600.374 [a.cc:2] f] second\n")
+    again = merged(refs)
+    assert [e.text.rsplit("] ", 1)[-1] for e in again] == ["first", "second"]

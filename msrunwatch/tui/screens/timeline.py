@@ -14,7 +14,7 @@ from textual.widgets import Footer, Input, Static
 
 from msrunwatch.report import fmt
 from msrunwatch.tui.rows import parse_ranks
-from msrunwatch.tui.timeline import Entry, LogRef, TimelineSource, merge, shorten
+from msrunwatch.tui.timeline import Entry, LogRef, TimelineSource, merged, shorten
 from msrunwatch.tui.widgets.log_view import LogView
 
 LEVELS = (("EW", "errors and warnings"), ("E", "errors"), ("", "every line"))
@@ -76,7 +76,7 @@ class TimelineScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="timeline", description="Merge the logs")
     def _read_logs(self, every_line: bool) -> None:
-        lines = merge(self.refs, every_line)
+        lines = merged(self.refs, every_line)
         self.app.call_from_thread(self._show, lines, every_line)
 
     def _show(self, lines: list[Entry], every_line: bool) -> None:
