@@ -48,7 +48,7 @@ LOSS = re.compile(rb"epoch: \d")
 KINDS = ("compile-marker INFO", "WARNING/ERROR/CRITICAL", "LossMonitor", "no GLOG header")
 """The kinds of line a scan reads; every other line is an INFO line the block passes skip
 (or the per-step `[PROF]PreLaunchCommKernel` timing, skipped too)."""
-READERS = ("line", "progress_line", "stage_line")
+READERS = ("line", "progress_line", "stage_line", "stage_lines")
 """The extractor's entries for a line the scanner hands it (those an older tree has)."""
 FILLER = b"[INFO] ME(1,1,python):2026-01-01-00:00:00.000.000 [filler.cc:1] Filler] filler"
 
