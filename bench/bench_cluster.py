@@ -17,18 +17,24 @@ child's max RSS. Every command runs `msrunwatch` from this checkout.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 MSRUNWATCH = [sys.executable, "-m", "msrunwatch"]
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_triage import compile_bytecode  # noqa: E402
+
 SLACK_MS = 0.001
 """The logs' resolution (1 us): a shifted timestamp is rounded to it."""
 
@@ -228,22 +234,37 @@ def cmd_sizes(folder: Path) -> int:
 
 
 def cmd_speed(folders: list[Path], repeat: int) -> int:
-    print("| facts of | ranks | CPU s (median) | wall s | peak RSS MiB | verdict |")
-    print("|---|---|---|---|---|---|")
-    for folder in folders:
-        rows = [verdict(folder) for _ in range(repeat)]
+    """Triage of each job's facts, the jobs taken in turn within each round, so that a change
+    in the machine's speed during the run (a shared or virtual machine drifts by a quarter)
+    weighs on every size alike; the ratios are to the first job's medians."""
+    rounds = [[verdict(folder) for folder in folders] for _ in range(repeat)]
+    print(
+        row(
+            "facts of",
+            "ranks",
+            "CPU s (median)",
+            "wall s (median)",
+            "peak RSS MiB",
+            "verdict",
+            "CPU ratio",
+        )
+    )
+    print("|---|---|---|---|---|---|---|")
+    first = 0.0
+    for i, folder in enumerate(folders):
+        rows = [r[i] for r in rounds]
         cpu = statistics.median(r[3] for r in rows)
         wall = statistics.median(r[4] for r in rows)
-        rss = max(r[5] for r in rows)
-        ranks = len(rows[0][2].get("ranks", []))
+        first = first or cpu
         print(
             row(
                 f"{folder.name} ({folder.parent.name})",
-                ranks,
+                len(rows[0][2].get("ranks", [])),
                 f"{cpu:.2f}",
                 f"{wall:.2f}",
-                f"{rss:.0f}",
+                f"{max(r[5] for r in rows):.0f}",
                 "right" if rows[0][0] else rows[0][1],
+                f"x{cpu / first:.2f}",
             )
         )
     return 0
@@ -272,8 +293,38 @@ def cmd_write(folder: Path, repeat: int) -> int:
     return 0 if worst <= 1.1 else 1
 
 
+T = TypeVar("T")
+
+
+class Meter:
+    """Runs each step, keeping its CPU seconds or, when profiling, its count of calls."""
+
+    def __init__(self, profile: bool) -> None:
+        self.profile = profile
+        self.seconds: list[float] = []
+        self.calls: list[int] = []
+
+    def __call__(self, action: Callable[[], T]) -> T:
+        profiler = cProfile.Profile() if self.profile else None
+        start = time.process_time()
+        if profiler is None:
+            result = action()
+        else:
+            result = profiler.runcall(action)
+            self.calls.append(pstats.Stats(profiler).total_calls)  # type: ignore[attr-defined]
+        self.seconds.append(time.process_time() - start)
+        return result
+
+
 def cmd_phases(folders: list[Path]) -> int:
-    """CPU seconds of each step of `triage facts/`, in this process."""
+    """CPU seconds and Python calls per rank of each step of `triage facts/`, in this process.
+
+    Times vary with the machine's load; the calls each step makes (cProfile's count of every
+    Python and built-in call) do not. A step linear in ranks makes the same number of calls
+    per rank at every size, so the last table compares the largest job's calls per rank with
+    the smallest's: about 1.0 for a linear step, about the ratio of the sizes for a quadratic
+    one. The run is repeated for the counts, so the times are not inflated by the profiler.
+    """
     from msrunwatch.drivers import cluster
     from msrunwatch.judge.context import Context
     from msrunwatch.judge.verdict import judge
@@ -284,25 +335,42 @@ def cmd_phases(folders: list[Path]) -> int:
     from msrunwatch.rules.loader import load_rules
 
     rules = load_rules()
-    print("| facts of | ranks | read | collect | merge | assemble | judge | total |")
-    print("|---|---|---|---|---|---|---|---|")
+    names = ("read", "collect", "merge", "assemble", "judge")
+
+    def steps(folder: Path, meter: Meter) -> int:
+        """Runs `triage facts/`'s steps under the meter; the job's rank count."""
+        reader = meter(lambda: cluster.read_targets([str(folder / "facts")])[0])
+        collected = meter(lambda: collect(reader.streams.values()))
+        view = meter(lambda: merge(collected, [], 1.0, rules_digest(rules)))
+        run = meter(lambda: assemble([str(folder)], view.files))
+        context = Context(clocks=view.clock_errors, blind=view.blind)
+        meter(lambda: judge(run, rules, [], context))
+        return len(run.ranks)
+
+    print("| facts of | ranks | " + " | ".join(names) + " | total |")
+    print("|---|---|" + "---|" * (len(names) + 1))
+    per_rank: list[tuple[int, list[float]]] = []
     for folder in folders:
-        t = [time.process_time()]
-        reader, _, _ = cluster.read_targets([str(folder / "facts")])
-        t.append(time.process_time())
-        collected = collect(reader.streams.values())
-        t.append(time.process_time())
-        view = merge(collected, [], 1.0, rules_digest(rules))
-        t.append(time.process_time())
-        run = assemble([str(folder)], view.files)
-        t.append(time.process_time())
-        judge(run, rules, [], Context(clocks=view.clock_errors, blind=view.blind))
-        t.append(time.process_time())
-        steps = [b - a for a, b in zip(t, t[1:])]
-        cells = " | ".join(f"{s:.3f}" for s in steps)
-        print(
-            row(f"{folder.parent.name}/{folder.name}", len(run.ranks), cells, f"{t[-1] - t[0]:.3f}")
-        )
+        timed, counted = Meter(profile=False), Meter(profile=True)
+        ranks = steps(folder, timed)
+        steps(folder, counted)
+        per_rank.append((ranks, [c / ranks for c in counted.calls]))
+        cells = " | ".join(f"{s:.3f}" for s in timed.seconds)
+        print(row(f"{folder.parent.name}/{folder.name}", ranks, cells, f"{sum(timed.seconds):.3f}"))
+    print()
+    print("Python calls per rank (cProfile), by step:")
+    print()
+    print("| ranks | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for ranks, counts in per_rank:
+        print(row(ranks, *(f"{c:.1f}" for c in counts)))
+    if len(per_rank) > 1:
+        (small, low), (large, high) = min(per_rank), max(per_rank)
+        ratios = [h / max(lo, 1e-9) for lo, h in zip(low, high)]
+        print(row(f"{large}/{small} ranks", *(f"x{r:.2f}" for r in ratios)))
+        worst = max(ratios)
+        print(f"\nworst growth of calls per rank: x{worst:.2f} for x{large / small:.1f} the ranks")
+        return 0 if worst < 1.5 else 1
     return 0
 
 
@@ -312,6 +380,8 @@ def main() -> int:
     ap.add_argument("paths", nargs="+", type=Path)
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
+    if a.what in ("verdicts", "speed", "write"):
+        print(compile_bytecode(), end="\n\n")
     if a.what == "verdicts":
         return cmd_verdicts(a.paths[0])
     if a.what == "clocks":

@@ -99,6 +99,15 @@ def _run_env(run_state: RunState, figures: Mapping[str, Any]) -> dict[str, Any]:
     return env
 
 
+def _told_again(told: Sequence[Synthetic], again: Sequence[Synthetic]) -> list[Synthetic]:
+    """The run findings as first told, each said again as it reads once the root cause is
+    known, when only the run findings themselves could name it (the scheduler's word, a
+    run-level cause): a victim rule's `{root_ranks}` was empty before. Which rules fired
+    stays as first decided, since the cause was chosen from them."""
+    by_rule = {s.rule.id: s for s in again}
+    return [by_rule.get(s.rule.id, s) for s in told]
+
+
 def _first_error(own: Sequence[Sighting]) -> FirstError | None:
     for s in own:
         if s.rule.severity is Severity.ERROR:
@@ -256,7 +265,9 @@ def judge(
     state = _run_state(run, plain, found, cause, silences, ctx.blind, over, halted)
     env = _run_env(state, figures)
     extra = run_findings(rules, run, env)
-    cause = cause or whole(rootcause.fallback(found, extra))
+    if cause is None and (cause := whole(rootcause.fallback(found, extra))) is not None:
+        state = _run_state(run, plain, found, cause, silences, ctx.blind, over, halted)
+        extra = _told_again(extra, run_findings(rules, run, _run_env(state, figures)))
     # a node lost whole (lostnode widened the cause) crashed or was killed: its ranks did not hang
     named_peer = by_peer if by_peer is not None and cause == by_peer else None
     peer = (named_peer, by_id[named_peer.rule]) if named_peer and named_peer.rule in by_id else None

@@ -61,6 +61,20 @@ def test_each_nodes_facts_name_the_same_lost_node(
     assert [n.state for n in merged.nodes] == ["complete", "complete"]
 
 
+def test_the_victims_are_told_after_the_cause_the_scheduler_named(rules: list[Rule]) -> None:
+    """The cause comes from the scheduler's word, found after the run rules first ran: the
+    ranks msrun stopped are those outside the lost node, and they are said to have stopped
+    after it (the message read "after rank(s)  failed", with the lost node's ranks among the
+    victims)."""
+    name = "cpu_2nodes_node1_killed"
+    logs, consoles = _inputs(name)
+    report = triage(logs, rules, consoles)
+    node = KILLED[name][0]
+    [victims] = [f for f in report.findings if f.rule == "killed-by-msrun"]
+    assert victims.ranks and not set(victims.ranks) & set(node)
+    assert f"after rank(s) {node[0]}-{node[1]} failed" in victims.message
+
+
 CAUSE = RootCause((3,), "node-timeout", "r", None, None, None, None, "m", "named")
 HOSTS = {0: "a", 1: "a", 2: "b", 3: "b"}
 STOPPED = {0: Status.KILLED, 1: Status.KILLED, 2: Status.KILLED, 3: Status.FAILED}
