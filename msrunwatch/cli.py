@@ -9,7 +9,6 @@ command is a typo, and says so instead of waiting for a directory of that name.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from msrunwatch import __version__
 from msrunwatch.commands import check, completion, estimate, facts, rules, triage, watch
 from msrunwatch.core.errors import MsrunwatchError, UsageError
 from msrunwatch.core.exit_codes import ExitCode
+from msrunwatch.core.fileio import silence_stdout
 from msrunwatch.core.sanitize import terminal
 from msrunwatch.core.stopping import Terminated, sigterm_raises
 
@@ -39,7 +39,8 @@ exit codes:
   0  the run looks healthy (or is still running without faults)
   1  faults found (check: a finding at --fail-on; estimate: a stage will not fit)
   2  bad usage, unreadable input or invalid rules (a one-line error on stderr)
-  130, 143  stopped by Ctrl+C, SIGTERM"""
+  130, 143  stopped by Ctrl+C, SIGTERM (129: the live view's terminal hung up)
+  141  standard output closed before all was written (`| head`)"""
 
 
 class Parser(argparse.ArgumentParser):
@@ -48,7 +49,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         choice = message.partition("invalid choice: '")[2].partition("'")[0]
         options = message.partition("(choose from ")[2].rstrip(")").replace("'", "").split(", ")
-        close = difflib.get_close_matches(choice, options, n=1) if choice else []
+        close = close_matches(choice, options, n=1) if choice else []
         super().error(message + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
@@ -79,7 +80,7 @@ def unrecognized(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
     if option is None:
         return message
     known = [s for action in parser._actions for s in action.option_strings]
-    close = difflib.get_close_matches(option, known, n=1, cutoff=0.75)
+    close = close_matches(option, known, n=1, cutoff=0.75)
     return message + (f"; did you mean {close[0]!r}?" if close else "")
 
 
@@ -107,7 +108,7 @@ def _route(argv: list[str]) -> list[str]:
     if first in COMMANDS or first in TOP_OPTIONS:
         return argv
     if not first.startswith("-") and not Path(first).exists():
-        close = difflib.get_close_matches(first, COMMANDS, n=1, cutoff=0.6)
+        close = close_matches(first, COMMANDS, n=1, cutoff=0.6)
         if close:
             raise UsageError(f"unknown command {first!r}; did you mean {close[0]!r}?")
     return ["watch", *argv]
@@ -128,9 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.parse_args([*args_in, "--help"])
             return ExitCode.USAGE
         if args.command == "watch":  # the live loops stop on SIGTERM their own way
-            return int(handler(args))
+            return _flushed(int(handler(args)))
         with sigterm_raises():
-            return int(handler(args))
+            return _flushed(int(handler(args)))
     except MsrunwatchError as exc:
         print(f"msrunwatch: error: {terminal(str(exc))}", file=sys.stderr)
         return ExitCode.USAGE
@@ -140,14 +141,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Terminated:
         print("msrunwatch: terminated", file=sys.stderr)
         return ExitCode.TERMINATED
-    except BrokenPipeError:
-        return ExitCode.OK
+    except BrokenPipeError:  # the reader went away (`| head`): quietly, but never 0
+        silence_stdout()
+        return ExitCode.OUTPUT_CLOSED
     except Exception as exc:  # a bug: one line and exit 2, never exit 1 ("faults found")
         if os.environ.get("MSRUNWATCH_DEBUG"):
             raise
         print(f"msrunwatch: internal error: {one_line(exc)} (a bug: please report it; "
               "MSRUNWATCH_DEBUG=1 shows the traceback)", file=sys.stderr)  # fmt: skip
         return ExitCode.USAGE
+
+
+def close_matches(word: str, options: Sequence[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """difflib's close matches (imported only when a word was mistyped)."""
+    import difflib
+
+    return difflib.get_close_matches(word, options, n=n, cutoff=cutoff)
+
+
+def _flushed(code: int) -> int:
+    """The code, once what is buffered for stdout is written: a reader that went away is
+    seen here (exit 141), not by the interpreter's last flush (an ignored BrokenPipeError
+    on stderr and exit 120)."""
+    sys.stdout.flush()
+    return code
 
 
 def one_line(exc: BaseException) -> str:

@@ -20,6 +20,7 @@ from msrunwatch.commands.common import (
     use_color,
     write,
 )
+from msrunwatch.commands.triage import post_mortem, post_mortem_options
 from msrunwatch.core.exit_codes import ExitCode
 
 
@@ -47,6 +48,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         tuple(args.console or ()),
         args.framework_version or settings.framework_version,
         tuple(args.sets),
+        post_mortem(args),
     )
     with stdin.spooled(args.targets) as targets:
         report = stdin.relabel(check_targets(targets, rules, launch), targets)
@@ -119,5 +121,6 @@ def add(sub: Any) -> None:
         "--console", action="append", metavar="FILE", help="msrun's saved console output"
     )
     launch_options(p)
+    post_mortem_options(p)
     rule_options(p)
     p.set_defaults(handler=cmd_check)

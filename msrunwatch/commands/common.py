@@ -76,10 +76,12 @@ def note(args: argparse.Namespace, text: str) -> None:
         print(f"msrunwatch: {terminal(text)}", file=sys.stderr, flush=True)
 
 
-def verbose(args: argparse.Namespace, text: str) -> None:
-    """A line on stderr only with -v."""
+def verbose(args: argparse.Namespace, text: str | Callable[[], str]) -> None:
+    """A line on stderr only with -v; a callable is called only then (what it says can
+    cost more than the rest of a small run)."""
     if getattr(args, "verbose", False) and not getattr(args, "quiet", False):
-        print(f"msrunwatch: {terminal(text)}", file=sys.stderr, flush=True)
+        said = text if isinstance(text, str) else text()
+        print(f"msrunwatch: {terminal(said)}", file=sys.stderr, flush=True)
 
 
 PROGRESS_BYTES = 256 << 20
@@ -117,12 +119,19 @@ def use_color(choice: str, stream: Any) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
+STDOUT_PIECE = 2048
+"""Characters written to stdout at a time (at most 8 KiB, its buffer): CPython's buffered
+writer drops the rest of one larger write without an error when the pipe's reader leaves
+during it, so `triage --format json | head` ended as if the whole report was read."""
+
+
 def write(text: str, output: str | None) -> None:
     """Print, or write to --output (never a traceback on a bad path). A file is written
     whole or not at all (core.fileio.write_whole): a SIGTERM or a full disk leaves no
     cut-off report behind."""
     if output is None or output == "-":
-        sys.stdout.write(text)
+        for start in range(0, len(text), STDOUT_PIECE):
+            sys.stdout.write(text[start : start + STDOUT_PIECE])
         return
     from msrunwatch.core.fileio import write_whole
 
@@ -147,7 +156,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
     from msrunwatch.drivers import settings
 
     base = settings.read_file(Path(args.settings)) if args.settings else settings.find(Path.cwd())
-    verbose(args, f"settings: {settings.describe(base)}")
+    verbose(args, lambda: f"settings: {settings.describe(base)}")
     return settings.merge(
         base,
         args.rules or (),
@@ -162,11 +171,19 @@ def rules_of(args: argparse.Namespace, chosen: Settings | None = None) -> list[R
     """The rules the command runs (under `chosen` settings, else the command's); -v says
     how many, from where, and what the settings changed."""
     from msrunwatch.drivers.settings import describe_rules, rule_set
+    from msrunwatch.rules.rulecache import keep_out
 
+    keep_out(inputs(args))
     given = settings_of(args) if chosen is None else chosen
     rules = rule_set(given)
-    verbose(args, f"rules: {describe_rules(rules, given)}")
+    verbose(args, lambda: f"rules: {describe_rules(rules, given)}")
     return rules
+
+
+def inputs(args: argparse.Namespace) -> list[str]:
+    """The paths a command reads or watches (never written to, the rule cache included)."""
+    given = [*(getattr(args, "targets", None) or ()), *(getattr(args, "dirs", None) or ())]
+    return [p for p in [*given, *(getattr(args, "console", None) or ())] if p and p != "-"]
 
 
 def existing(values: Sequence[str], what: str = "path") -> None:

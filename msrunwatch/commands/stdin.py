@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -31,6 +29,9 @@ def spooled(targets: Sequence[str], source: BinaryIO | None = None) -> Iterator[
     if STDIN not in targets:
         yield list(targets)
         return
+    import shutil  # only with `-`: most runs read files, and start faster without these
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="msrunwatch-") as tmp:
         path = os.path.join(tmp, "stdin.log")
         with open(path, "wb") as fh:

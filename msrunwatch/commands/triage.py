@@ -177,6 +177,14 @@ def add(sub: Any) -> None:
         "hostnames); each that sent no facts is named, even where no scheduler's table lists it",
     )
     p.add_argument("--msrun", metavar="CMDLINE", help="the msrun command line, with --config")
+    post_mortem_options(p)
+    rule_options(p)
+    p.set_defaults(handler=cmd_triage)
+
+
+def post_mortem_options(p: argparse.ArgumentParser) -> None:
+    """--now, --finished and --stall-after: how a run's end is judged after it (triage and
+    check)."""
     p.add_argument(
         "--now",
         type=clock_time,
@@ -199,5 +207,3 @@ def add(sub: Any) -> None:
         "(default 120; where a copy reset the files' times, their newest log line must be "
         "older than this plus 24 hours, for time zones)",
     )
-    rule_options(p)
-    p.set_defaults(handler=cmd_triage)

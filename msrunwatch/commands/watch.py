@@ -131,7 +131,8 @@ def add(sub: Any) -> None:
         ),
         "exit codes:\n  0  the run looks healthy (or is still running without faults)\n"
         "  1  faults found\n  2  bad usage, or a target that did not appear within --wait\n"
-        "  130, 143  stopped by Ctrl+C, SIGTERM (headless)",
+        "  130, 143  stopped by Ctrl+C, SIGTERM (the live view: 143, or 129 on SIGHUP)\n"
+        "  141  standard output closed before all was written (`| head`)",
     )
     target = p.add_argument(
         "dirs", nargs="+", metavar="DIR", help="msrun log directory or log file"

@@ -15,6 +15,7 @@ import contextlib
 import errno
 import os
 import stat
+import sys
 from pathlib import Path
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
@@ -128,3 +129,15 @@ def write_whole(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null once its reader went away (`| head`): what is buffered for
+    the closed pipe is dropped there, and the interpreter's last flush does not fail (an
+    ignored BrokenPipeError on stderr, and exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (an embedding, a test's capture)
+        pass

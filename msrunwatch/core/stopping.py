@@ -18,9 +18,11 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+
+Handler = Callable[[int, "FrameType | None"], object]
 
 PR_SET_PDEATHSIG = 1
 """prctl(2) option: the signal a process gets when the thread that forked it ends."""
@@ -47,6 +49,21 @@ def sigterm_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def handled(signums: Iterable[int], handler: Handler) -> Iterator[None]:
+    """The handler for these signals while the block runs (main thread only: elsewhere
+    nothing is installed); the previous handlers are put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, handler) for s in signums}
+    try:
+        yield
+    finally:
+        for s, before in previous.items():
+            signal.signal(s, before)
 
 
 STOPS = {signal.SIGINT, signal.SIGTERM}

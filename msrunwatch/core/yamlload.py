@@ -13,15 +13,16 @@ composing, once per node written in the file, never by walking the expanded tree
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import yaml
 from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
 
 from msrunwatch.core.errors import YamlError
+from msrunwatch.core.positions import Path_, Positions
 
-Path_ = tuple[Union[str, int], ...]
+__all__ = ["MAX_NODES", "TOO_DEEP", "TOO_MANY", "Path_", "Positions", "load"]
+
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """LibYAML's loader when PyYAML was built with it: same safety, several times faster."""
 MAX_NODES = 100_000
@@ -37,25 +38,6 @@ TOO_DEEP = "nested too deeply to read"
 LibYAML (PyYAML 6.0.4 and later) stops at its own depth limit, Python at its recursion
 limit."""
 _LIBYAML_TOO_DEEP = "maximum nesting depth"
-
-
-@dataclass
-class Positions:
-    """Where each value (and each mapping key) of a document starts."""
-
-    values: dict[Path_, tuple[int, int]] = field(default_factory=dict)
-    keys: dict[Path_, tuple[int, int]] = field(default_factory=dict)
-
-    def of(self, path: Path_, key: bool = False) -> tuple[int, int]:
-        """Position of path, or of its nearest ancestor that has one (inside an alias, the
-        alias itself)."""
-        table = self.keys if key else self.values
-        probe = tuple(path)
-        while probe:
-            if probe in table:
-                return table[probe]
-            probe = probe[:-1]
-        return self.values.get((), (1, 1))
 
 
 def _mark(mark: Any) -> tuple[int, int]:

@@ -53,7 +53,7 @@ def check_targets(targets: Sequence[str], rules: Sequence[Rule], launch: Launch)
         return lint_with_logs(configs, logs, rules, launch)
     from msrunwatch.drivers.triage import triage
 
-    return triage(logs, rules, launch.consoles)
+    return triage(logs, rules, launch.consoles, post=launch.post)
 
 
 RENDERERS = {

@@ -12,20 +12,24 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from msrunwatch.core.errors import InputError, UsageError
 from msrunwatch.core.fileio import open_regular
+from msrunwatch.drivers.options import PostMortem
+from msrunwatch.drivers.postmortem import with_facts_clock
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
 from msrunwatch.read.facts import FileFacts
 from msrunwatch.read.nodefacts import clock
-from msrunwatch.read.nodefacts.merge import Merged, merge
-from msrunwatch.read.nodefacts.nodes import COMPLETE, collect
 from msrunwatch.read.nodefacts.reader import FactsReader, Readable, is_facts
-from msrunwatch.read.nodefacts.write import rules_digest
 from msrunwatch.read.runstate import assemble
 from msrunwatch.rules.model import Rule
+
+if TYPE_CHECKING:
+    from msrunwatch.read.nodefacts.merge import Merged
+    from msrunwatch.read.nodefacts.nodes import NodeFacts
 
 NAMED_FACTS = (".facts.jsonl", ".facts.jsonl.gz")
 """What `facts -o DIR/` names its files."""
@@ -152,11 +156,27 @@ def merged(
     tolerance: float,
     expected: Sequence[str] = (),
 ) -> Merged:
+    from msrunwatch.read.nodefacts.merge import merge  # facts only: `triage DIR` needs none
+    from msrunwatch.read.nodefacts.nodes import collect
+    from msrunwatch.read.nodefacts.write import rules_digest
+
     collected = collect(reader.streams.values())
-    if not collected.nodes and not local:
-        shown = "; ".join(reader.problems.lines()[:2]) or "no facts records"
+    files = [f for node in collected.nodes for f in node.files] + list(local)
+    if not any(f.error is None for f in files):  # nodes may have come, with no log readable
+        shown = "; ".join(reader.problems.lines()[:2]) or _no_logs(collected.nodes, files)
         raise InputError(f"no facts could be read from {', '.join(targets)}: {shown}")
     return merge(collected, local, tolerance, rules_digest(rules), expected)
+
+
+def _no_logs(nodes: Sequence[NodeFacts], files: Sequence[FileFacts]) -> str:
+    """Why there is nothing to judge when no record was refused."""
+    from msrunwatch.read.nodefacts.nodes import names
+
+    if files:
+        return f"none of the {len(files):,} logs they name could be read"
+    if nodes:
+        return f"{names([n.name for n in nodes])} sent no facts of any log"
+    return "no facts records"
 
 
 def local_clocks(
@@ -187,13 +207,19 @@ def judged(
     view: Merged,
     notes: Sequence[str],
     ctx: Context | None,
+    post: PostMortem | None = None,
 ) -> Report:
-    """The same judge as `triage DIR`, over every node, with what only a cluster knows."""
+    """The same judge as `triage DIR`, over every node, with what only a cluster knows;
+    `post`: judged post mortem, as at the facts' collection (drivers.postmortem)."""
     run = assemble(log_dirs, view.files)
     ctx = replace(ctx or Context(), clocks=view.clock_errors, blind=view.blind)
+    if post is not None:
+        ctx = with_facts_clock(ctx, post, run, view.quiet_when_collected)
     partial = [f"{w}" for f in view.files for w in f.warnings]
     warnings = [*notes, *view.warnings, *run.warnings, *partial]
     report = judge(run, rules, warnings, ctx)
+    from msrunwatch.read.nodefacts.nodes import COMPLETE
+
     incomplete = any(n.state != COMPLETE for n in view.nodes)
     outcome = "unknown" if report.outcome == "ok" and incomplete else report.outcome
     return replace(

@@ -100,7 +100,7 @@ def lint_with_logs(
     devices = launch.devices or observed
     versions = parse(launch.framework_version)
     findings = lint(parsed, rules, devices, versions, run_world=observed)
-    report = triage_with_config(logs, rules, parsed, launch.consoles, launch.devices)
+    report = triage_with_config(logs, rules, parsed, launch.consoles, launch.devices, launch.post)
     merged = _merged(report.findings, findings)
     outcome = (
         "failed"

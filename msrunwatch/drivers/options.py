@@ -16,11 +16,13 @@ class Launch:
     consoles: tuple[str, ...] = ()
     """msrun's saved console output (`--console`)."""
     framework_version: str | None = None
+    """The framework versions the job runs (`--framework-version mindformers=1.6.0`): the
+    version-dependent config checks are errors only when they are known."""
     sets: tuple[str, ...] = ()
     """`--set KEY=VALUE` items: settings over what the configs say (the run mode a launch
     passes, a card count, a sequence length)."""
-    """The framework versions the job runs (`--framework-version mindformers=1.6.0`): the
-    version-dependent config checks are errors only when they are known."""
+    post: PostMortem | None = None
+    """How the logs' end is judged (--now, --finished, --stall-after); None: not by the clock."""
 
 
 @dataclass(frozen=True)
@@ -35,3 +37,8 @@ class PostMortem:
     """--finished: the run is over, whatever the clock."""
     stall_after_s: float = 120.0
     """--stall-after: nothing written for longer than this, the run is not running."""
+
+    @property
+    def pinned(self) -> bool:
+        """The clock is fixed on the logs' own time (--now): no file time is read."""
+        return self.last_line or self.now is not None

@@ -39,18 +39,40 @@ def newest_write(files: Sequence[LogFile]) -> float | None:
     return local_seconds(max(written)) if written else None
 
 
-def with_clock(ctx: Context, post: PostMortem, run: RunFacts, files: Sequence[LogFile]) -> Context:
+def last_written(post: PostMortem | None, files: Sequence[LogFile]) -> float | None:
+    """The files' newest write when the clock will read it (not under --now), taken while
+    the file list is at hand: the caller drops the list before the run is assembled."""
+    if post is None or post.pinned:
+        return None
+    return newest_write(files)
+
+
+def with_clock(ctx: Context, post: PostMortem, run: RunFacts, written: float | None) -> Context:
     """The context with the clock (--now, the newest line for --now last-line: both on the
-    logs' own scale; else this host's, with the files' newest write) and --finished."""
-    pinned = post.last_line or post.now is not None
+    logs' own scale; else this host's, with the files' newest write: last_written) and
+    --finished."""
     now = newest_line(run) if post.last_line else post.now
-    if now is None and not pinned:
+    if now is None and not post.pinned:
         now = host_clock()
     return replace(
         ctx,
         clock=now,
-        pinned=pinned,
-        written=None if pinned else newest_write(files),
+        pinned=post.pinned,
+        written=None if post.pinned else written,
         finished=post.finished,
         stall_after_s=post.stall_after_s,
     )
+
+
+def with_facts_clock(
+    ctx: Context, post: PostMortem, run: RunFacts, quiet_when_collected: float | None
+) -> Context:
+    """Facts carry no file times: unless --now says otherwise, they are judged as a snapshot
+    taken when they were collected (as with --now at that time), which lies
+    `quiet_when_collected` seconds after the run's newest line (each node measured that on
+    its own clock). Facts that do not say when they were collected are judged by this host's
+    clock, as logs without mtimes are."""
+    newest = newest_line(run)
+    if not post.pinned and quiet_when_collected is not None and newest is not None:
+        post = replace(post, now=newest + max(quiet_when_collected, 0.0))
+    return with_clock(ctx, post, run, None)

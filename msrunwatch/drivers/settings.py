@@ -9,7 +9,6 @@ framework-version (framework -> version, for the version-dependent config checks
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,7 +17,6 @@ from typing import Any
 from msrunwatch.core.compat import toml_loads, zip_strict
 from msrunwatch.core.errors import SettingsError, YamlError
 from msrunwatch.core.fileio import read_capped
-from msrunwatch.core.yamlload import load
 from msrunwatch.rules.loader import builtin_rules_dir, load_rules
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.vocab import Severity
@@ -136,6 +134,8 @@ def read_file(path: Path) -> Settings:
         except ValueError as exc:  # TOMLDecodeError
             raise SettingsError(f"{path}: invalid TOML: {exc}") from None
         return _from_mapping(table, path, f"{path} [tool.msrunwatch]")
+    from msrunwatch.core.yamlload import load  # only when there is a settings file
+
     try:
         data, _ = load(text)
     except YamlError as exc:
@@ -223,6 +223,8 @@ def apply(rules: Sequence[Rule], settings: Settings) -> list[Rule]:
     for name in (*settings.select, *settings.ignore, *settings.severity):
         if name not in known:
             where = settings.origin.get(name)
+            import difflib  # only for a name no rule has
+
             close = difflib.get_close_matches(name, sorted(known), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise SettingsError(

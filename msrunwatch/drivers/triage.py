@@ -9,7 +9,7 @@ from dataclasses import replace
 from msrunwatch.core.errors import InputError
 from msrunwatch.drivers import cluster
 from msrunwatch.drivers.options import PostMortem
-from msrunwatch.drivers.postmortem import with_clock
+from msrunwatch.drivers.postmortem import last_written, with_clock
 from msrunwatch.drivers.reading import Progress, plan, scan_all, scan_file, usable_cpus
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
@@ -54,13 +54,13 @@ def triage(
     expected hosts that sent none. `post`: judge whether the run is over by the clock
     (drivers.postmortem); None: it is not consulted."""
     if cluster.has_facts(targets):
-        facts_of = (consoles, progress, ctx, clock_tolerance, expected_hosts)
+        facts_of = (consoles, progress, ctx, clock_tolerance, expected_hosts, post)
         return _triage_facts(targets, rules, *facts_of)
     warnings: list[str] = []
     files = find_logs(targets, consoles, warnings)
     facts = scan_all(files, rules, progress)
-    if post is None:  # no clock to read from the files: the list goes before the run is
-        files = []  # assembled (100,000 LogFiles are 56 MiB of a large check's peak)
+    written = last_written(post, files)
+    del files  # before the run is assembled (100,000 LogFiles are 56 MiB of a large check's peak)
     failed = [f"could not read {f.error}" for f in facts if f.error]
     if facts and len(failed) == len(facts):
         raise InputError(f"no log could be read: {failed[0]}" + _more(len(failed) - 1))
@@ -69,8 +69,7 @@ def triage(
     run = assemble([*targets], facts)
     notes = [*warnings, *failed, *encoding_warnings(facts), *run.warnings, *partial]
     if post is not None:
-        ctx = with_clock(ctx or Context(), post, run, files)
-    del files  # before the judge runs
+        ctx = with_clock(ctx or Context(), post, run, written)
     return judge(run, rules, notes, replace(ctx or Context(), clocks=clocks) if clocks else ctx)
 
 
@@ -82,6 +81,7 @@ def _triage_facts(
     ctx: Context | None,
     tolerance: float,
     expected: Sequence[str] = (),
+    post: PostMortem | None = None,
 ) -> Report:
     """Facts of other nodes, with any log directories given beside them read here."""
     reader, logs, failed = cluster.read_targets(targets)
@@ -91,7 +91,7 @@ def _triage_facts(
     view = cluster.merged(targets, rules, local, reader, tolerance, expected)
     problems = [f"facts: {p}" for p in reader.problems.lines()]
     notes = [*failed, *problems, *warnings, *encoding_warnings(local)]
-    return cluster.judged(targets, rules, view, notes, ctx)
+    return cluster.judged(targets, rules, view, notes, ctx, post)
 
 
 def _more(count: int) -> str:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field
+from typing import TYPE_CHECKING
 
 from msrunwatch.core.compat import StrEnum, dataclass
 from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
-from msrunwatch.read.nodefacts.merge import NodeView
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.vocab import Severity
+
+if TYPE_CHECKING:
+    from msrunwatch.read.nodefacts.merge import NodeView
 
 
 class Status(StrEnum):

@@ -14,10 +14,10 @@ from dataclasses import replace
 from msrunwatch.core.compat import dataclass
 from msrunwatch.core.numbers import to_int
 from msrunwatch.judge.model import Occurrence
-from msrunwatch.read.facts import FileFacts, Hit
+from msrunwatch.read.facts import FileFacts, FileRole, Hit
 from msrunwatch.read.runstate import RunFacts
 from msrunwatch.rules.model import Rule
-from msrunwatch.rules.vocab import Effect, Refers, Role
+from msrunwatch.rules.vocab import Effect, Refers, Role, Severity
 
 INFINITY = float("inf")
 
@@ -105,15 +105,51 @@ class RuleOf:
         return self._refined[key]
 
 
+class Teardown:
+    """A fault a rank's log reports after it ended normally (a crash in the interpreter's
+    exit, a library's complaint while it unloads) is teardown noise: a note, never the rank's
+    fault nor the run's verdict, but still a warning (nothing unknown passes silently:
+    `check --fail-on warning` sees it). The rank's exit code, when msrun reports one, still
+    counts."""
+
+    def __init__(self) -> None:
+        self._noted: dict[str, Rule] = {}
+
+    @staticmethod
+    def after_end(facts: FileFacts, hit: Hit) -> bool:
+        """The hit comes after its own log's normal end."""
+        return facts.finished_line is not None and hit.line > facts.finished_line
+
+    def __call__(self, rule: Rule) -> Rule:
+        """A cause as a note (made once per rule). Victims and symptoms stay what they are:
+        a rank stopped after its end by the cluster or msrun was stopped (its status says so
+        either way), it did not fail."""
+        if rule.role is not Role.CAUSE:
+            return rule
+        if rule.id not in self._noted:
+            self._noted[rule.id] = replace(
+                rule,
+                role=Role.NOTE,
+                effect=Effect.NONE,
+                severity=min(rule.severity, Severity.WARNING, key=lambda v: v.rank),
+                title=f"{rule.title} (after the log's normal end: teardown)",
+            )
+        return self._noted[rule.id]
+
+
 def sightings(run: RunFacts, rules: Mapping[str, Rule]) -> list[Sighting]:
-    """Every hit of the run, attributed, earliest first."""
+    """Every hit of the run, attributed, earliest first (a rank's own hits after its log's
+    normal end as notes: see Teardown)."""
     subjects = Subjects(run)
     rule_of = RuleOf(rules)
+    teardown = Teardown()
     found: list[Sighting] = []
 
     def add(facts: FileFacts, hit: Hit, rank: int | None, own: bool) -> None:
         rule = rule_of(hit)
         if rule is not None:
+            if own and facts.role is FileRole.WORKER and teardown.after_end(facts, hit):
+                rule = teardown(rule)
             found.append(Sighting(hit, rule, rank, own, _occurrence(facts, hit, rank)))
 
     for rank in run.ranks:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from msrunwatch.judge.model import Finding, Occurrence, RankReport, Report, Status
 from msrunwatch.read.timestamps import clock, iso
 from msrunwatch.rules.template import rank_ranges
+from msrunwatch.rules.vocab import Severity
 
 ANSI = {
     "red": "31",
@@ -190,10 +191,21 @@ def headline(report: Report) -> str:
     if c is not None:
         return f"{cause_subject(report)} {cause_verb(report)}: {c.category} ({summary})"
     if report.outcome == "ok":
-        return f"no faults; {summary}"
+        return f"no faults{_warned(report)}; {summary}"
     if report.outcome == "running":
-        return f"no faults so far; {summary}"
+        return f"no faults so far{_warned(report)}; {summary}"
     return summary or "no ranks found"
+
+
+def _warned(report: Report) -> str:
+    """The warnings beside a verdict without faults, by category: a NaN loss on every step
+    of a run that goes on is no fault (loss scaling skips such steps), but `no faults` alone
+    hides it above the findings."""
+    warned = [f for f in report.findings if f.severity is Severity.WARNING]
+    if not warned:
+        return ""
+    kinds = ", ".join(sorted({f.category for f in warned}))
+    return f", {len(warned)} warning{'s' if len(warned) != 1 else ''} ({kinds})"
 
 
 def cause_subject(report: Report) -> str:

@@ -251,18 +251,39 @@ def _refusal(node: ast.AST) -> str:
 class Expr:
     """A compiled condition: call it with the variables."""
 
-    def __init__(self, source: str, names: set[str] | None = None) -> None:
+    def __init__(self, source: str, names: set[str] | None = None, lazy: bool = False) -> None:
+        """`lazy`: parsed on first use (a rule from the built-in pack or the cache, validated
+        before): a cold start parses only the conditions a run evaluates."""
         if len(source) > MAX_LENGTH:
             raise ExprError("expression is too long")
+        self.source = source
+        self._allowed = names
+        self._used: frozenset[str] | None = None
+        self._run: Node = self._first_run
+        if not lazy:
+            self._compile()
+
+    def _compile(self) -> None:
         try:
-            tree = ast.parse(source.strip(), mode="eval")
+            tree = ast.parse(self.source.strip(), mode="eval")
         except SyntaxError as exc:
             message, col = syntax_error(exc)
             raise ExprError(f"invalid syntax: {message}", col) from None
-        compiler = _Compiler(names)
+        compiler = _Compiler(self._allowed)
         self._run = compiler.build(tree)
-        self.source = source
-        self.names = frozenset(compiler.used)
+        self._used = frozenset(compiler.used)
+
+    def _first_run(self, env: Env) -> Any:
+        self._compile()
+        return self._run(env)
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The variables the condition reads."""
+        if self._used is None:
+            self._compile()
+        assert self._used is not None
+        return self._used
 
     def __call__(self, env: Env) -> Any:
         return self._run(env)

@@ -17,11 +17,11 @@ import regex
 
 from msrunwatch.core.errors import ExprError, RuleError, YamlError
 from msrunwatch.core.fileio import read_capped
-from msrunwatch.core.yamlload import Positions, load
-from msrunwatch.rules import variables
+from msrunwatch.core.positions import Positions
+from msrunwatch.rules import rulecache, variables
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Peer, Rule, Scope, Subject, compile_pattern
-from msrunwatch.rules.patterncheck import pattern_problem
+from msrunwatch.rules.patterncheck import pattern_problem, python_re_error
 from msrunwatch.rules.searchtable import TABLE_SUFFIX, load_search_table
 from msrunwatch.rules.tables import Lookup, load_table
 from msrunwatch.rules.template import check_template
@@ -130,13 +130,18 @@ def _validate_schema(path: Path, data: Any, pos: Positions) -> None:
 
 
 def _expr(
-    path: Path, data: dict[str, Any], pos: Positions, key: str, names: set[str] | None
+    path: Path,
+    data: dict[str, Any],
+    pos: Positions,
+    key: str,
+    names: set[str] | None,
+    lazy: bool = False,
 ) -> Expr | None:
     source = data.get(key)
     if source is None:
         return None
     try:
-        return Expr(source, names)
+        return Expr(source, names, lazy)
     except ExprError as exc:
         line, col = pos.of((key,))
         raise RuleError(path, f"{key}: {exc}", line, col + exc.col, data["id"]) from None
@@ -201,8 +206,8 @@ def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False)
         _validate(path, data, pos)
     rule_id = data["id"]
     scope = Scope(data.get("scope", "line"))
-    when = _expr(path, data, pos, "when", None)
-    ranks = _expr(path, data, pos, "ranks", None)
+    when = _expr(path, data, pos, "when", None, lazy=trusted)
+    ranks = _expr(path, data, pos, "ranks", None, lazy=trusted)
     role, severity = Role(data.get("role", "cause")), Severity(data["severity"])
     effect = data.get("effect")
     return Rule(
@@ -350,30 +355,52 @@ def read_text(path: Path, cap: int = MAX_RULE_BYTES) -> str:
 
 def load_rule(path: Path, trusted: bool = False) -> Rule:
     """Load one rule file (validated unless it is the built-in pack's)."""
-    text = read_text(path)
     try:
-        data, pos = load(text)
+        data, pos = rulecache.document(path, lambda: read_text(path))
     except YamlError as exc:
         raise RuleError(path, f"invalid YAML: {exc}", exc.line, exc.col) from None
     return rule_from_data(path, data, pos, trusted)
 
 
 def load_rules(paths: Iterable[Path] | None = None) -> list[Rule]:
-    """Load every rule under paths (the built-in pack when None); a later id overrides."""
-    chosen = [builtin_rules_dir()] if paths is None else list(paths)
-    rules: dict[str, Rule] = {}
-    for path in rule_files(chosen):
-        rule = load_rule(path, trusted=paths is None)
-        rules[rule.id] = rule
-    return list(rules.values())
+    """Load every rule under paths (the built-in pack when None); a later id overrides.
+    What the files hold is read through the user's cache (rules.rulecache) when the same
+    files, byte for byte, were loaded before."""
+    roots = [builtin_rules_dir()] if paths is None else list(paths)
+    files = rule_files(roots)
+
+    def build(trusted: bool) -> list[Rule]:
+        rules: dict[str, Rule] = {}
+        for path in files:
+            rule = load_rule(path, trusted)
+            rules[rule.id] = rule
+        return list(rules.values())
+
+    return rulecache.load_through(roots, files, paths is None, build)
 
 
 def check_files(paths: Iterable[Path]) -> tuple[list[Rule], list[RuleError]]:
-    """Every rule that loads, and one error per file that does not (for `rules check`)."""
+    """Every rule that loads, and one error per file that does not (for `rules check`).
+    A pattern Python's `re` cannot read is an error here, though `regex` compiles it: the
+    shortcuts need `re`'s reading (see patterncheck.python_re_error)."""
     rules, errors = [], []
     for path in rule_files(paths):
         try:
-            rules.append(load_rule(path))
+            rule = load_rule(path)
         except RuleError as exc:
             errors.append(exc)
+            continue
+        unread = None if rule.pattern is None else python_re_error(rule.pattern)
+        if unread is None:
+            rules.append(rule)
+        else:
+            errors.append(RuleError(path, UNREAD_BY_RE.format(unread), rule=rule.id))
     return rules, errors
+
+
+UNREAD_BY_RE = (
+    "match is valid for the regex module but Python's re cannot read it ({}): the "
+    "prefilter and the quiet-line shortcut then read every line of every log with this "
+    "rule, several times slower; write it in the syntax both share (one name per group, "
+    "no \\p{{..}} classes)"
+)

@@ -8,13 +8,16 @@ are tried with their full pattern. Rules without such a literal are gated or alw
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from msrunwatch.core.compat import sre_constants as C
 from msrunwatch.core.compat import sre_parse as _parser
 from msrunwatch.core.memo import LineMemo
+from msrunwatch.rules.rulecache import Memo
 
 MIN_LITERAL = 4
 MAX_LITERAL = 64
@@ -203,9 +206,21 @@ def _flatten(tree: Sequence[tuple[object, object]]) -> list[tuple[object, object
     return flat
 
 
+ANALYSES = Memo("prefilter")
+"""The literals and gates of each pattern, and the tries of sets of literals, as worked out
+before (rules.rulecache): a cold start need not parse every rule's pattern again."""
+
+
 def trie_pattern(words: Iterable[str], escape: Callable[[str], str] = re.escape) -> str:
     """An alternation of words shaped as a trie, so each position costs one branch;
     `escape` turns a character into the regex that matches it."""
+    chosen = sorted(set(words))
+    text = "\0".join([f"{escape.__module__}.{escape.__qualname__}", *chosen])
+    key = "trie:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return ANALYSES.get(key, lambda: _trie_pattern(chosen, escape))
+
+
+def _trie_pattern(words: Iterable[str], escape: Callable[[str], str]) -> str:
     trie: dict[str, dict] = {}  # type: ignore[type-arg]
     for word in words:
         node = trie
@@ -235,6 +250,21 @@ def zeroed(line: str) -> bytes:
     return line.encode("utf-8", "surrogatepass").translate(_ZEROS)
 
 
+def analysed(pattern: str) -> tuple[tuple[Requirement, bool] | None, list[str] | None]:
+    """A pattern's required literals, else the parts of its gate, else neither; remembered
+    between runs (ANALYSES)."""
+    return ANALYSES.get("pattern:" + pattern, partial(_analysis, pattern))
+
+
+def _analysis(pattern: str) -> tuple[tuple[Requirement, bool] | None, list[str] | None]:
+    """A pattern's required literals, else the parts of its gate (regexes), else neither."""
+    found = required_literals(pattern)
+    if found is not None:
+        return found, None
+    gate = required_factor(pattern)
+    return None, None if gate is None else [g.pattern for g in gate]
+
+
 class Prefilter:
     """Maps a line to the indexes of the rules worth trying on it.
 
@@ -252,13 +282,12 @@ class Prefilter:
         self._gated: list[tuple[int, list[re.Pattern[str]]]] = []
         by_literal: dict[tuple[str, bool], list[int]] = {}
         for index, pattern in enumerate(patterns):
-            found = required_literals(pattern)
+            found, parts = analysed(pattern)
             if found is None:
-                gate = required_factor(pattern)
-                if gate is None:
+                if parts is None:
                     self._always.append(index)
                 else:
-                    self._gated.append((index, gate))
+                    self._gated.append((index, [re.compile(part) for part in parts]))
                 continue
             literals, fold = found
             for literal in literals:

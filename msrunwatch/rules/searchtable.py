@@ -21,7 +21,8 @@ import regex
 
 from msrunwatch.core.errors import RuleError
 from msrunwatch.core.fileio import FileTooLarge, read_capped
-from msrunwatch.core.yamlload import load
+from msrunwatch.rules.prefilter import analysed
+from msrunwatch.rules.rulecache import document
 
 TABLE_SUFFIX = ".table.yaml"
 REQUIRED = ("match", "category", "classified_from", "source")
@@ -34,29 +35,55 @@ Entry = tuple["regex.Pattern[str]", Mapping[str, str]]
 
 @dataclass(frozen=True)
 class SearchTable:
-    """A search table, loaded: its entries' patterns and rows, in order. The patterns are
-    compiled when a line first needs them (a cold start reads every rule's table), with one
-    pattern that any of them matches: most lines match none, and one search tells."""
+    """A search table, loaded: its entries' patterns and rows, in order. A pattern is
+    compiled when a value first needs it (a cold start reads every rule's table): an entry
+    whose required literals (rules.prefilter) a value lacks is passed over without it, so a
+    value matching none compiles few or none (one pattern of them all cost 14 ms)."""
 
     patterns: tuple[str, ...]
     rows: tuple[Mapping[str, str], ...]
 
     @cached_property
-    def _compiled(self) -> tuple[regex.Pattern[str], tuple[Entry, ...]]:
-        anyone = "|".join(f"(?:{p})" for p in self.patterns)
-        entries = tuple(zip(map(_compile, self.patterns), self.rows))
-        return _compile(anyone), entries
+    def _patterns(self) -> list[regex.Pattern[str] | None]:
+        """Each entry's pattern, compiled when a value first needs it (entries are tried
+        in order, and most values are found by one of the first)."""
+        return [None] * len(self.patterns)
+
+    @cached_property
+    def _needs(self) -> list[tuple[tuple[str, ...], bool] | None]:
+        """Literals one of which a value must hold for each entry to be found in it (and
+        whether case is ignored), as the rules' prefilter works them out; None: unknown."""
+        return [analysed(p)[0] for p in self.patterns]
+
+    def _entry(self, index: int) -> regex.Pattern[str]:
+        pattern = self._patterns[index]
+        if pattern is None:
+            pattern = self._patterns[index] = _compile(self.patterns[index])
+        return pattern
+
+    def _may_hold(self, index: int, value: str, lowered: str) -> bool:
+        """Whether entry `index` can be found in value: not when value lacks every literal
+        it needs (a value that is not ASCII is left to the pattern when case is ignored)."""
+        need = self._needs[index]
+        if need is None:
+            return True
+        literals, fold = need
+        if not fold:
+            return any(literal in value for literal in literals)
+        return not value.isascii() or any(literal in lowered for literal in literals)
 
     @property
     def entries(self) -> tuple[Entry, ...]:
-        return self._compiled[1]
+        return tuple((self._entry(i), row) for i, row in enumerate(self.rows))
 
     def first_found(self, value: str) -> Mapping[str, str] | None:
-        """The row of the first entry whose pattern is found in value."""
-        anyone, entries = self._compiled
-        if not anyone.search(value):
-            return None
-        return next((row for pattern, row in entries if pattern.search(value)), None)
+        """The row of the first entry whose pattern is found in value (an entry whose
+        literals value lacks is not compiled, nor searched)."""
+        lowered = value.lower()
+        for index, row in enumerate(self.rows):
+            if self._may_hold(index, value, lowered) and self._entry(index).search(value):
+                return row
+        return None
 
     @property
     def columns(self) -> frozenset[str]:
@@ -82,7 +109,7 @@ def _compile(pattern: str) -> regex.Pattern[str]:
 def load_search_table(path: Path, rule: str, check: bool = True) -> SearchTable:
     """Read a search table; a broken one is a RuleError naming the file and line. `check`:
     compile every pattern now (a user's table; the built-in pack's is checked in CI)."""
-    data, pos = load(read_table(path, rule, "search table", MAX_BYTES))
+    data, pos = document(path, lambda: read_table(path, rule, "search table", MAX_BYTES))
     entries = data.get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries or len(entries) > MAX_ENTRIES:
         raise RuleError(path, "search table needs a non-empty list `entries`", rule=rule)

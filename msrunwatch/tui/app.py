@@ -75,6 +75,8 @@ class MsrunwatchApp(App[int]):
         """Why the app exited on its own with code 2 (a target never appeared)."""
         self.run_ended = False
         """The app exited on its own because the run ended (--exit-when-done)."""
+        self.stop_signal: int | None = None
+        """SIGTERM or SIGHUP came (tui.signals): the app exits as soon as it can."""
         self.targets = tuple(targets)
         self.clock = clock
         self.last: Update | None = None
@@ -95,6 +97,9 @@ class MsrunwatchApp(App[int]):
         )
 
     def on_mount(self) -> None:
+        if self.stop_signal is not None:  # it came before the event loop ran
+            self.stop_by_signal(self.stop_signal)
+            return
         self.table.focus()
         self.set_interval(1.0, self.table.tick)
         if self.feed is not None:
@@ -223,6 +228,12 @@ class MsrunwatchApp(App[int]):
 
     def action_quit(self) -> None:  # type: ignore[override]
         self.exit(self.verdict_code)
+
+    def stop_by_signal(self, signum: int) -> None:
+        """SIGTERM or SIGHUP: exit as `q` does, so that Textual gives the terminal back
+        (alternate screen left, mouse reporting off, cursor shown)."""
+        if not self._exit:
+            self.exit(128 + signum)
 
     def action_help(self) -> None:
         if not self._exit and not isinstance(self.screen, HelpScreen):

@@ -10,6 +10,7 @@ from msrunwatch.live.observer import Arrival
 from msrunwatch.live.run import Engine
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.feed import LiveFeed
+from msrunwatch.tui.signals import StopSignals
 
 JOIN_S = 5.0
 """How long quitting waits for a tick that is under way."""
@@ -25,16 +26,21 @@ def run_tui(
 ) -> int:
     """Show the live view until the user quits (or, with `exit_when_done`, the run ends:
     then the verdict is printed as triage prints it, `color` or not, so it stays on the
-    terminal); returns triage's exit code for the run, 2 when a target never appeared;
+    terminal), SIGTERM or SIGHUP; returns triage's exit code for the run, 2 when a target
+    never appeared, 128 + the signal after one;
     `shown`: what the header says is watched, when not the engine's targets (the cluster
     view's sources)."""
     feed = LiveFeed(live, tick_s, arrival)
     app = MsrunwatchApp(
         feed, live.targets if shown is None else shown, exit_when_done=exit_when_done
     )
-    code = app.run()
+    stops = StopSignals(app)
+    with stops.installed():
+        code = app.run()
     feed.stop()
     feed.join(JOIN_S)
+    if stops.signum is not None:  # SIGTERM or SIGHUP: the terminal was given back
+        return stops.said()
     if app.gave_up:
         print(f"msrunwatch: error: {app.gave_up}", file=sys.stderr)
     if code is None:  # the app failed; Textual printed why

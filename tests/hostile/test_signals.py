@@ -59,13 +59,22 @@ def group_of(leader: int) -> list[int]:
     return members
 
 
+def as_from_a_terminal() -> None:
+    """A command started from an interactive shell gets SIGINT and SIGTERM at their defaults.
+    A test run started in the background (`cmd &`, nohup) inherits SIGINT ignored, and a
+    process that starts with SIGINT ignored rightly keeps ignoring it: without this the
+    SIGINT cases would test how the suite was launched, not msrunwatch."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def start(*args: str, cwd: Path | None = None) -> subprocess.Popen[bytes]:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("MSRUNWATCH_DEBUG", None)
     return subprocess.Popen(
         [sys.executable, "-m", "msrunwatch", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=as_from_a_terminal,
     )  # fmt: skip
 
 
@@ -274,13 +283,15 @@ def wide_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 )
 def test_a_closed_pipe_ends_the_command_quietly(args: list[str], wide_run: Path) -> None:
     """`msrunwatch ... | head -c 10`: the reader leaves after a few bytes. The command ends,
-    says nothing on stderr (no traceback, no 'Exception ignored'), and leaves no process."""
+    says nothing on stderr (no traceback, no 'Exception ignored'), leaves no process, and
+    exits 141 (128 + SIGPIPE, as `cat` would): never 0, which said a run that failed, or
+    facts cut short, were whole and healthy."""
     proc = start(*args, str(wide_run))
     assert proc.stdout is not None and proc.stderr is not None
     assert len(proc.stdout.read(10)) == 10
     proc.stdout.close()
     err = proc.stderr.read()
     proc.wait(timeout=120)
-    assert proc.returncode in (0, 1), err
+    assert proc.returncode == 141, err
     assert err == b""
     assert group_of(proc.pid) == []

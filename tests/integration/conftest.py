@@ -6,12 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.fastpaths import BATCHES, batch_case
+from msrunwatch.rules.matcher import LineMatcher
+from tests.integration.fastpaths import RULES
 
 
 @pytest.fixture(scope="session")
-def batches(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, int | None]]:
-    """Every rule's case logs injected into small fixtures, in BATCHES inputs, built once
-    (test_fast_paths.py compares their readings, the mutation tests break them)."""
-    into = tmp_path_factory.mktemp("batches")
-    return [batch_case(batch, into) for batch in range(BATCHES)]
+def case_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where every rule's cases are written, alone and embedded, once a session (the
+    slow path's facts of them are computed once too: fastpaths.slow_facts)."""
+    return tmp_path_factory.mktemp("rule-cases")
+
+
+@pytest.fixture(scope="session")
+def fast_matcher() -> LineMatcher:
+    """One matcher for every case read with the shortcuts, as triage has one for every
+    file: what it remembers of one case's lines meets the next case's."""
+    return LineMatcher(RULES)

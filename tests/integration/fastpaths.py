@@ -7,10 +7,9 @@ import dataclasses
 import enum
 import importlib.util
 import math
-import random
 import shutil
 import sys
-from functools import cache
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -20,9 +19,11 @@ import yaml
 
 from msrunwatch.drivers import reading
 from msrunwatch.drivers import triage as triage_driver
-from msrunwatch.read import shortcuts
+from msrunwatch.read import scan, shortcuts
+from msrunwatch.read.discover import discover_target
 from msrunwatch.rules import budget
 from msrunwatch.rules.loader import load_rules
+from msrunwatch.rules.matcher import LineMatcher
 from tests.support import FIXTURES, ROOT
 
 RULES = load_rules()
@@ -106,29 +107,185 @@ def slow_verdict(case: Path) -> Any:
         return verdict(case)
 
 
-@cache
-def slow_verdict_of(case: str) -> Any:
-    """slow_verdict of an input that does not change (the batches): computed once."""
-    return slow_verdict(Path(case))
+# -- every rule's cases -------------------------------------------------------------------
 
 
-# -- injected lines -----------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class RuleCase:
+    """One case of a rule (`<id>.cases.yaml`): its log files by name."""
+
+    rule: str
+    name: str
+    logs: tuple[tuple[str, str], ...]
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule}/{self.name}"
 
 
-def case_logs() -> list[dict[str, str]]:
-    """Every rule's case logs, as {file name: text}."""
-    found: list[dict[str, str]] = []
+def rule_cases() -> list[RuleCase]:
+    """Every rule's cases that hold logs, in the order of the rule files."""
+    found: list[RuleCase] = []
     for path in sorted((ROOT / "rules").rglob("*.cases.yaml")):
-        for case in (yaml.safe_load(path.read_text(encoding="utf-8"))["cases"] or {}).values():
-            if "log" in case:
-                found.append({"worker_0.log": case["log"]})
-            elif "logs" in case:
-                found.append(dict(case["logs"]))
+        cases = yaml.safe_load(path.read_text(encoding="utf-8"))["cases"] or {}
+        rule = path.name.removesuffix(".cases.yaml")
+        for name, case in cases.items():
+            logs = {"worker_0.log": case["log"]} if "log" in case else case.get("logs")
+            if logs:
+                found.append(RuleCase(rule, name, tuple(sorted(logs.items()))))
     return found
 
 
-CASE_LOGS = case_logs()
+RULE_CASES = rule_cases()
+CASE_LOGS = [dict(c.logs) for c in RULE_CASES]
 CASE_LINES = sorted({line for logs in CASE_LOGS for t in logs.values() for line in t.splitlines()})
+
+
+# -- a case embedded in a realistic log ----------------------------------------------------
+
+REAL = FIXTURES / "cpu_dp2_success_glog1" / "msrun_log" / "worker_0.log"
+"""A real GLOG_v=1 worker log (MindSpore 2.10.0 on the CPU): its cluster building (WARNING
+and INFO lines, the [PROF] stage timings read fast), its compile start and its last lines
+frame every embedding."""
+STEP_INFO = (
+    "[INFO] ME(6351,7fd39e1ddb80,python):2026-11-21-05:15:{s:02d}.{ms:03d}.100 "
+    "[mindspore/ccsrc/runtime/graph_scheduler/graph_scheduler.cc:1001] Run] Run graph"
+)
+"""An INFO line before each LossMonitor line: it dates them (the cadence reads the dates)."""
+RUN = 8
+"""scan.RUN_LINES while the cases are read (64 in use): a shorter flood of prints is read in
+bulk. The threshold is lowered only to keep every case's reading cheap (the slow path tries
+every rule on every line); the code paths are the same, and the other tests read with the
+threshold in use."""
+SETTLED = 18
+"""LossMonitor steps after the spliced ones: more than the cadence reads (the last 16
+intervals, scan.CADENCE_INTERVALS), so the spliced ones are read in bulk, not parsed."""
+FLOOD = RUN + 2
+"""Quiet lines in a row before a case's lines: a flood, read in bulk."""
+
+
+def _real_lines() -> tuple[list[str], list[str]]:
+    lines = REAL.read_text(encoding="utf-8").splitlines()
+    built = next(i for i, line in enumerate(lines) if "Topology build timed out" in line)
+    compiling = next(i for i, line in enumerate(lines) if "Start compiling" in line)
+    profiled = max(i for i, line in enumerate(lines[:compiling]) if "[PROF]" in line)
+    return lines[built : profiled + 1] + lines[compiling : compiling + 3], lines[-6:]
+
+
+REAL_HEAD, REAL_TAIL = _real_lines()
+
+
+def loss_run(first: int, count: int, spliced: Sequence[str] = ()) -> list[str]:
+    """LossMonitor steps first.., each after a dated INFO line; `spliced` lines go one
+    after each of the first steps."""
+    out: list[str] = []
+    for i in range(first, first + count):
+        out.append(STEP_INFO.format(s=i // 10 % 60, ms=i % 10 * 100))
+        out.append(f"epoch: 1 step: {i}, loss is 0.{i:04d}")
+        if i - first < len(spliced):
+            out.append(spliced[i - first])
+    return out
+
+
+def flooded(lines: list[str], print_: Callable[[int], str]) -> list[str]:
+    """A flood of prints (print_(i) is the i-th) with the lines inside it, each after two
+    more prints, past the point where the flood is read in bulk."""
+    out = [print_(i) for i in range(FLOOD)]
+    for n, line in enumerate(lines):
+        out += [line, print_(FLOOD + 2 * n), print_(FLOOD + 2 * n + 1)]
+    return out
+
+
+def embedded(text: str) -> str:
+    """A case's log inside a real worker log, in every place a shortcut reads: between
+    LossMonitor lines read in bulk, line by line inside a flood of repeated prints and one
+    of distinct prints, whole at the end of that flood, and again (a repeat is not read
+    again)."""
+    lines = text.splitlines()
+    body = [
+        *REAL_HEAD,
+        *loss_run(1, len(lines), lines),
+        *loss_run(len(lines) + 1, SETTLED),
+        *flooded(lines, lambda i: str(i % 3)),
+        *flooded(lines, lambda i: f"sample {i} rate {i * 3}"),
+        *lines,
+        *lines,
+        *REAL_TAIL,
+    ]
+    return "\n".join(body) + "\n"
+
+
+def write_case(case: RuleCase, into: Path, embed: bool) -> Path:
+    """A case's logs in a directory, its workers' logs embedded when `embed`."""
+    for name, text in case.logs:
+        path = into / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        worker = path.name.startswith("worker_")
+        path.write_text(embedded(text) if embed and worker else text, encoding="utf-8")
+    return into
+
+
+# -- reading files to their facts ----------------------------------------------------------
+
+
+def file_facts(case: Path, matcher: LineMatcher, block: int | None = None) -> Any:
+    """Each file of a directory read to its facts, as triage reads it, in blocks of `block`
+    bytes if given (plain data, by file)."""
+    with pytest.MonkeyPatch.context() as patch:
+        without_time_limits(patch)
+        patch.setattr(scan, "RUN_LINES", RUN)
+        if block is not None:
+            patch.setattr(reading, "BLOCK", block)
+        logs = sorted(discover_target(str(case)), key=lambda log: log.rel)
+        return {log.rel: plain(reading.scan_file(log, matcher)) for log in logs}
+
+
+BLOCKS = (None, 1 << 12)
+"""Block sizes each embedded case is read in, both ways: where the blocks end may move a
+repeated finding's date (both ways alike), so each reading is compared with the slow one
+in the same blocks."""
+_SLOW: dict[tuple[str, bool, int | None], Any] = {}
+_EVERY_RULE: list[LineMatcher] = []
+"""The slow path's matcher, made once (with the shortcuts off it remembers nothing)."""
+
+
+def _where(case: RuleCase, root: Path, embed: bool) -> Path:
+    return root / f"{case.rule}.{case.name}.{int(embed)}"
+
+
+def readings(embed: bool) -> tuple[int | None, ...]:
+    return BLOCKS if embed else (None,)
+
+
+def slow_facts(case: RuleCase, root: Path, embed: bool, block: int | None = None) -> Any:
+    """The facts of a case read with every shortcut off: computed once per session."""
+    key = (case.id, embed, block)
+    if key not in _SLOW:
+        where = _where(case, root, embed)
+        if not where.exists():
+            write_case(case, where, embed)
+        with shortcuts.off():
+            if not _EVERY_RULE:
+                _EVERY_RULE.append(LineMatcher(RULES))
+            _SLOW[key] = file_facts(where, _EVERY_RULE[0], block)
+    return _SLOW[key]
+
+
+def fast_difference(case: RuleCase, root: Path, matcher: LineMatcher) -> str | None:
+    """Where the shortcuts read a case differently from reading every line: alone, then
+    embedded (in each block size); None when they never do."""
+    for embed in (False, True):
+        for block in readings(embed):
+            slow = slow_facts(case, root, embed, block)
+            fast = file_facts(_where(case, root, embed), matcher, block)
+            if fast != slow:
+                how = "embedded" if embed else "alone"
+                return f"{case.id} ({how}, block {block}): " + difference(fast, slow, "facts")
+    return None
+
+
+# -- random lines injected into small fixtures (test_fast_paths.py's property test) --------
+
 BASES = [
     FIXTURES / name
     for name in (
@@ -150,19 +307,10 @@ def copy_of(base: Path, into: Path) -> Path:
     return target
 
 
-def files_of(case: Path) -> dict[str, list[Path]]:
-    """A scenario's log files by name (several nodes may each have a worker_0.log)."""
-    found: dict[str, list[Path]] = {}
-    for path in sorted(case.rglob("*")):
-        if path.is_file() and path.suffix in (".log", ".txt"):
-            found.setdefault(path.name, []).append(path)
-    return found
-
-
 def worker_logs(case: Path) -> list[Path]:
-    files = files_of(case)
-    workers = [p for name, paths in files.items() if name.startswith("worker_") for p in paths]
-    return workers or [p for paths in files.values() for p in paths]
+    """A scenario's workers' logs (all its logs when none is named as a worker's)."""
+    files = sorted(p for p in case.rglob("*") if p.is_file() and p.suffix in (".log", ".txt"))
+    return [p for p in files if p.name.startswith("worker_")] or files
 
 
 def inject(path: Path, where: float, run: list[str]) -> None:
@@ -171,38 +319,3 @@ def inject(path: Path, where: float, run: list[str]) -> None:
     at = min(int(where * len(lines)), len(lines) - 1)
     lines[at:at] = [line.encode() for line in run]
     path.write_bytes(b"\n".join(lines))
-
-
-def inject_case(case: Path, logs: dict[str, str], rng: random.Random) -> None:
-    """A rule case's files into the scenario's files of the same name (its workers' logs
-    otherwise), each at a random place."""
-    files = files_of(case)
-    for name, text in logs.items():
-        target = rng.choice(files.get(name) or worker_logs(case))
-        inject(target, rng.random(), text.splitlines())
-
-
-def flood_with(lines: list[str], rng: random.Random, repeated: bool) -> list[str]:
-    """A flood of prints (a few repeated, or all different) with `lines` inside, twice."""
-    flood = [str(i % 7) if repeated else f"sample {i} rate {i * 3}" for i in range(300)]
-    for line in [*lines, *lines]:
-        flood.insert(rng.randrange(len(flood) + 1), line)
-    return flood
-
-
-BATCHES = 8
-
-
-def batch_case(batch: int, into: Path) -> tuple[Path, int | None]:
-    """An eighth of every rule's case logs in a small fixture at seeded places, with two
-    floods of prints holding some of their lines; and the block size to read it in."""
-    rng = random.Random(batch)
-    case = copy_of(BASES[batch % len(BASES)], into / f"batch{batch}")
-    mine = CASE_LOGS[batch::BATCHES]
-    for logs in mine:
-        inject_case(case, logs, rng)
-    lines = [line for logs in mine for text in logs.values() for line in text.splitlines()]
-    for repeated in (True, False):
-        picked = rng.sample(lines, min(len(lines), 6))
-        inject(rng.choice(worker_logs(case)), rng.random(), flood_with(picked, rng, repeated))
-    return case, rng.choice([1 << 12, 1 << 16, None])

@@ -58,8 +58,10 @@ def test_fail_on_thresholds(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
         "hardware_abstract/device_context/device_context.cc:113] AllocateMemory] "
         "Allocate memory failed for size: 1024\n"
     )
-    assert run(capsys, str(tmp_path))[0] == 0  # only a warning
-    assert run(capsys, str(tmp_path), "--fail-on", "warning")[0] == 1
+    snapshot = ("--now", "last-line")  # a fragment of a run still going: a warning alone
+    assert run(capsys, str(tmp_path), *snapshot)[0] == 0
+    assert run(capsys, str(tmp_path), *snapshot, "--fail-on", "warning")[0] == 1
+    assert run(capsys, str(tmp_path))[0] == 1  # read post mortem: stopped mid-run, no end
     assert run(capsys, str(FIXTURES / "cpu_dp2_oom_alloc_failed"), "--fail-on", "never")[0] == 0
 
 

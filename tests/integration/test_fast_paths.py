@@ -4,12 +4,15 @@ The reader passes most lines over (INFO lines, LossMonitor lines read in bulk, q
 and print floods, repeats of inert lines, the rules' prefilter, the shapes' literal guards:
 see msrunwatch/read/shortcuts.py). `shortcuts.off()` turns them all off. Here every fixture
 (the held-out public excerpts excepted: they are used only through bench/accuracy.py) is
-triaged both ways, and so are fixtures with lines injected: every rule's own case lines, in
-batches, with floods of prints around some of them, and random lines (faults, tracebacks,
-GLOG lines of every level, compile markers, LossMonitor lines with finite and non-finite
-losses, floods) at random places, read in blocks of random sizes. The whole verdicts must be
-equal: findings (rule, ranks, files, lines, messages, counts), every rank's status and
-facts, the root cause.
+triaged both ways, and the whole verdicts must be equal: findings (rule, ranks, files, lines,
+messages, counts), every rank's status and facts, the root cause. Every rule's cases are
+read both ways one by one, alone and embedded in a real log in every place a shortcut reads
+(between LossMonitor lines read in bulk, inside floods of prints, repeated), in two block
+sizes, and the facts of every file must be equal: no case meets another, so what one case
+fires cannot hide what another misses. Random lines (faults, tracebacks, GLOG lines of every
+level, compile markers, LossMonitor lines with finite and non-finite losses, floods) are
+injected at random places into small fixtures, read in blocks of random sizes, and triaged
+both ways.
 
 A new shortcut (block-level extraction included) must be turned off by `shortcuts.off()`,
 and test_fast_paths_mutations.py must show these tests catching it when it skips a rule.
@@ -26,20 +29,21 @@ from hypothesis import strategies as st
 
 from msrunwatch.read import shortcuts
 from msrunwatch.read.facts import FileRole
+from msrunwatch.read.quiet import quiet_lines
 from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.matcher import LineMatcher
 from tests.integration.fastpaths import (
     BASES,
-    BATCHES,
     CASE_LINES,
     CASE_LOGS,
+    RULE_CASES,
     RULES,
     copy_of,
     difference,
+    fast_difference,
     inject,
     scenarios,
     slow_verdict,
-    slow_verdict_of,
     verdict,
     worker_logs,
 )
@@ -55,12 +59,16 @@ def test_every_fixture_reads_the_same_with_and_without_shortcuts(case: Path) -> 
     assert_same(verdict(case), slow_verdict(case))
 
 
-@pytest.mark.parametrize("batch", range(BATCHES))
-def test_every_rules_case_lines_injected_read_the_same(
-    batch: int, batches: list[tuple[Path, int | None]]
+@pytest.mark.parametrize("rule", sorted({c.rule for c in RULE_CASES}))
+def test_every_rules_cases_read_the_same_alone_and_embedded(
+    rule: str, case_root: Path, fast_matcher: LineMatcher
 ) -> None:
-    case, block = batches[batch]
-    assert_same(verdict(case, block), slow_verdict_of(str(case)))
+    """Each case of the rule on its own, then inside a real log where every shortcut reads
+    its lines (see fastpaths.embedded), in two block sizes: the facts of every file equal
+    those read with every shortcut off."""
+    for case in (c for c in RULE_CASES if c.rule == rule):
+        found = fast_difference(case, case_root, fast_matcher)
+        assert found is None, found
 
 
 def test_the_switch_reaches_every_reader() -> None:
@@ -73,6 +81,13 @@ def test_the_switch_reaches_every_reader() -> None:
         assert scanner._all_lines and scanner.extractor._every_rule
     assert shortcuts.enabled()
     assert not FileScanner("w", "l", FileRole.WORKER, matcher, 0)._all_lines
+
+
+def test_the_built_in_rules_keep_the_quiet_line_shortcut() -> None:
+    """Quiet lines are passed over only when every rule's needs can be told; one pattern the
+    analysis cannot read (Python's re refuses a group name used twice, which `regex` allows)
+    turned the shortcut off for every log, silently: every line read in full."""
+    assert quiet_lines(LineMatcher(RULES)).pattern is not None
 
 
 GLOG = (

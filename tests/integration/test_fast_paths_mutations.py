@@ -2,8 +2,9 @@
 
 Each sabotage below breaks one shortcut of the reader only where the shortcuts are taken
 (the slow path of read.shortcuts.off() is left whole); the deterministic part of
-test_fast_paths.py (every rule's case lines injected, in batches) must then find a verdict
-that differs. When a shortcut is rewritten (block-level extraction, say), point its
+test_fast_paths.py (every rule's cases read one by one, alone and embedded in a real log)
+must then find facts that differ. No case shares a file with another, so whether a
+sabotage is caught does not depend on which cases there are or how they are grouped. When a shortcut is rewritten (block-level extraction, say), point its
 sabotage at the new code: a shortcut nothing here breaks is a shortcut nothing tests.
 """
 
@@ -15,11 +16,17 @@ from typing import Any
 
 import pytest
 
-from msrunwatch.read import extract, quiet, scan
+from msrunwatch.read import extract, quiet, records, scan
 from msrunwatch.read import patterns as P
 from msrunwatch.read.shortcuts import SWITCH
 from msrunwatch.rules import matcher, prefilter
-from tests.integration.fastpaths import RULES, slow_verdict_of, verdict
+from tests.integration.fastpaths import (
+    RULE_CASES,
+    RULES,
+    fast_difference,
+    readings,
+    slow_facts,
+)
 
 Sabotage = Callable[[pytest.MonkeyPatch], None]
 
@@ -166,6 +173,26 @@ def compiling_lines_not_picked_out(patch: pytest.MonkeyPatch) -> None:
     patch.setattr(P, "marked_lines", lambda buf, end: [x for x in original(buf, end) if x[0] == 0])
 
 
+def short_lines_taken_as_quiet(patch: pytest.MonkeyPatch) -> None:
+    """The quiet-line test (QuietLines.quiet: single lines, and the slices of a flood of
+    few distinct prints) says yes to every line under 60 bytes without looking."""
+    original = quiet.QuietLines.quiet
+    patch.setattr(
+        quiet.QuietLines, "quiet", lambda self, line: len(line) < 60 or original(self, line)
+    )
+
+
+def quiet_runs_passed_over_inside_a_record(patch: pytest.MonkeyPatch) -> None:
+    """Runs of quiet lines counted in one go even inside a traceback (Records.at_rest)."""
+    patch.setattr(records.Records, "at_rest", lambda self: True)
+
+
+def lines_of_one_length_share_a_prefilter_answer(patch: pytest.MonkeyPatch) -> None:
+    """The prefilter remembers its answer per line length instead of per line with its
+    digits zeroed (prefilter.zeroed)."""
+    patch.setattr(prefilter, "zeroed", lambda line: b"%d" % len(line))
+
+
 def no_bulk_progress_parsed(patch: pytest.MonkeyPatch) -> None:
     """Of the LossMonitor lines read in bulk, none is parsed for progress."""
     patch.setattr(scan, "_parsed_from", lambda buf, starts: len(starts))
@@ -190,17 +217,24 @@ SABOTAGES: dict[str, Sabotage] = {
         stage_lines_read_fast_lose_their_stage,
         compiling_lines_not_picked_out,
         rules_need_too_much,
+        short_lines_taken_as_quiet,
+        quiet_runs_passed_over_inside_a_record,
+        lines_of_one_length_share_a_prefilter_answer,
     )
 }
 
 
 @pytest.mark.parametrize("name", sorted(SABOTAGES))
 def test_a_shortcut_that_skips_a_rule_is_caught(
-    name: str, batches: list[tuple[Path, int | None]], monkeypatch: pytest.MonkeyPatch
+    name: str, case_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    slow = [slow_verdict_of(str(case)) for case, _ in batches]  # before the sabotage
+    for case in RULE_CASES:  # the slow path's facts, before the sabotage
+        for embed in (False, True):
+            for block in readings(embed):
+                slow_facts(case, case_root, embed, block)
     SABOTAGES[name](monkeypatch)
-    for (case, block), expected in zip(batches, slow):
-        if verdict(case, block) != expected:
+    fast = matcher.LineMatcher(RULES)  # made after the sabotage
+    for case in RULE_CASES:
+        if fast_difference(case, case_root, fast) is not None:
             return
-    pytest.fail(f"{name}: every batch read the same; the fast-path tests would pass")
+    pytest.fail(f"{name}: every rule's case read the same; the fast-path tests would pass")

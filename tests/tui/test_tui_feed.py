@@ -17,7 +17,13 @@ from msrunwatch.rules.loader import load_rules
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.feed import LiveFeed, Post, messages
 from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, LogsFound, SnapshotUpdated
-from tests.tui.tui_scenarios import fixture_report, healthy_copy, oom_line_for, snapshot
+from tests.tui.tui_scenarios import (
+    fixture_report,
+    healthy_copy,
+    oom_line_for,
+    running_copy,
+    snapshot,
+)
 
 
 async def until(condition: Callable[[], bool], timeout: float = 120.0) -> None:
@@ -74,7 +80,7 @@ def test_live_feed_ticks_a_real_run_on_a_thread(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 async def test_the_app_follows_a_run_that_fails(tmp_path: Path) -> None:
-    run = healthy_copy(tmp_path)
+    run = running_copy(tmp_path)
     live = LiveRun([str(run)], load_rules())
     feed = LiveFeed(live, tick_s=0.05)
     target = MsrunwatchApp(feed, [str(run)])

@@ -13,7 +13,8 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from msrunwatch.drivers.triage import triage
+from msrunwatch.drivers.reading import scan_all
+from msrunwatch.drivers.triage import find_logs, triage
 from msrunwatch.judge.model import (
     Finding,
     FirstError,
@@ -56,6 +57,20 @@ def healthy_copy(tmp_path: Path) -> Path:
     """A copy of the healthy run to append to: `<tmp>/run/msrun_log/worker_{0,1}.log`."""
     run = tmp_path / "run"
     shutil.copytree(FIXTURES / HEALTHY / "msrun_log", run / "msrun_log")
+    return run
+
+
+def running_copy(tmp_path: Path) -> Path:
+    """The healthy run's copy with rank 1's log cut before its normal end (its step lines
+    stay): a rank still training, to which a fault can be appended. A fault after a log's
+    normal end is teardown noise (judge.sightings.Teardown), not the rank's failure."""
+    run = healthy_copy(tmp_path)
+    log = run / "msrun_log" / "worker_1.log"
+    files = find_logs([str(log.parent)], (), [])
+    [facts] = [f for f in scan_all(files, load_rules(), None) if f.path == log.name]
+    assert facts.finished_line is not None, "the healthy run's rank 1 ends normally"
+    kept = log.read_bytes().splitlines(keepends=True)[: facts.finished_line - 1]
+    log.write_bytes(b"".join(kept))
     return run
 
 

@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
+from msrunwatch.core.fileio import silence_stdout
 from msrunwatch.core.numbers import finite
 from msrunwatch.core.sanitize import json_document, json_line
 
@@ -111,7 +112,7 @@ class EventStream:
             out.flush()
         except BrokenPipeError:
             if out is sys.stdout:
-                _silence_stdout()
+                silence_stdout()
             raise PipeClosed from None
         except OSError as exc:  # a full disk: the run goes on, its exit code unchanged
             self._write_failed = True
@@ -199,13 +200,3 @@ def _finite(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
     return value
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's last flush does not complain."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass

@@ -300,9 +300,9 @@ class Headless:
                 self._finish(code, reason)
             if reason != "done":  # as every other command stopped by a signal says it
                 self._stderr(f"msrunwatch: {reason}")
-        except PipeClosed:
+        except PipeClosed:  # the events' reader went away: no `done` event can reach it
             self.close(wait_for_hooks=False)
-            return int(ExitCode.OK)
+            return int(ExitCode.OUTPUT_CLOSED)
         except Exception as exc:  # a bug: still say so in a done event before it is reported
             with contextlib.suppress(Exception):
                 self._finish(int(ExitCode.USAGE), "error", f"{type(exc).__name__}: {exc}"[:300])

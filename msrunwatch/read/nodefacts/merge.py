@@ -15,7 +15,14 @@ from dataclasses import dataclass, replace
 
 from msrunwatch.read.facts import FileFacts, FileRole, Registration
 from msrunwatch.read.nodefacts import clock
-from msrunwatch.read.nodefacts.nodes import COMPLETE, MISSING, Collected, NodeFacts, names
+from msrunwatch.read.nodefacts.nodes import (
+    COMPLETE,
+    MISSING,
+    Collected,
+    NodeFacts,
+    names,
+    quiet_when_collected,
+)
 from msrunwatch.rules.template import rank_ranges
 
 
@@ -58,6 +65,9 @@ class Merged:
     warnings: tuple[str, ...]
     blind: frozenset[int] = frozenset()
     """Ranks of nodes that sent no or partial facts, whose files did not come."""
+    quiet_when_collected: float | None = None
+    """Seconds every node had been quiet when its facts were collected (nodes.py); None
+    when logs read here are merged too, or a node does not say when it was collected."""
 
 
 def _short(host: str) -> str:
@@ -181,12 +191,34 @@ def merge(
         )
     views = _with_timeouts(_views(collected, table, clocks, expected), files, table)
     lacking = [v for v in views if v.state != COMPLETE]
-    warnings.extend(f"node {v.name} ({_ranks(v.ranks)}): {v.state}, {v.why}" for v in lacking)
+    warnings.extend(_lacking(lacking))
     seen = _file_ranks(moved)
     blind = frozenset(r for v in lacking for r in v.ranks if r not in seen)
+    quiet = None if local else quiet_when_collected(collected.nodes)
     return Merged(
-        tuple(moved), tuple(views), errors, offsets, clocks.reference, tuple(warnings), blind
+        tuple(moved), tuple(views), errors, offsets, clocks.reference, tuple(warnings), blind, quiet
     )
+
+
+SHOWN_LACKING = 10
+"""Nodes without all their facts named one warning each; past that, the first few are and
+one more warning counts the rest (10^6 forged nodes printed 65,536 warnings). Every node
+is still in the report's `nodes`."""
+
+
+def _lacking(views: Sequence[NodeView]) -> list[str]:
+    """A warning per node that is partial or missing, the rest counted past SHOWN_LACKING."""
+    shown = views if len(views) <= SHOWN_LACKING else views[: SHOWN_LACKING // 2]
+    out = [f"node {v.name} ({_ranks(v.ranks)}): {v.state}, {v.why}" for v in shown]
+    rest = views[len(shown) :]
+    if rest:
+        states = Counter(v.state for v in rest)
+        counted = ", ".join(f"{n:,} {state}" for state, n in sorted(states.items()))
+        out.append(
+            f"{len(rest):,} more nodes without all their facts ({counted}): "
+            f"{names([v.name for v in rest], most=5)} (every node is in the JSON report's nodes)"
+        )
+    return out
 
 
 def _with_timeouts(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from msrunwatch.read.cluster import Group
 from msrunwatch.read.facts import FileFacts
 from msrunwatch.read.nodefacts.reader import Stream
+from msrunwatch.read.timestamps import parse_iso
 
 COMPLETE, PARTIAL, MISSING = "complete", "partial", "missing"
 
@@ -33,6 +34,10 @@ class NodeFacts:
     tz_offset_s: int | None = None
     shards: tuple[int, int] | None = None
     """(shards received whole, shards in all) for a shared directory."""
+    collected_s: float | None = None
+    """When its newest stream was collected, on its logs' scale (the node's local wall-clock
+    time read as UTC, as the logs' naive times are); None when no stream says when, or in
+    which time zone."""
 
 
 @dataclass(frozen=True)
@@ -93,9 +98,34 @@ def _node(
     state, why = _completeness(streams)
     digests = tuple(sorted({s.node["rules_digest"] for s in streams if s.node}))
     zones = [s.node.get("tz_offset_s") for s in streams if s.node]
-    return NodeFacts(
-        name, state, why, files, digests, next((z for z in zones if z is not None), None)
-    )
+    zone = next((z for z in zones if z is not None), None)
+    return NodeFacts(name, state, why, files, digests, zone, None, _collected(streams))
+
+
+def _collected(streams: Sequence[Stream]) -> float | None:
+    times = []
+    for stream in streams:
+        node = stream.node or {}
+        stamp, zone = parse_iso(str(node.get("collected_at_utc", ""))), node.get("tz_offset_s")
+        if stamp is not None and isinstance(zone, int):
+            times.append(stamp + zone)
+    return max(times, default=None)
+
+
+def quiet_when_collected(nodes: Sequence[NodeFacts]) -> float | None:
+    """How long the run had been quiet when its facts were collected: the least, over the
+    nodes with dated lines, of the collection time less the node's newest line. Both are on
+    that node's own clock, so no offset between nodes enters. None when a node with dated
+    lines does not say when it was collected (facts carry no file times to judge by)."""
+    quiet = []
+    for node in nodes:
+        newest = max((f.last_time for f in node.files if f.last_time is not None), default=None)
+        if newest is None:
+            continue
+        if node.collected_s is None:
+            return None
+        quiet.append(node.collected_s - newest)
+    return min(quiet, default=None)
 
 
 def _shard_of(stream: Stream) -> tuple[tuple[str, ...], int, int] | None:

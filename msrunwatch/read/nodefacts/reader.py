@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -30,14 +30,20 @@ from msrunwatch.read.nodefacts.write import SCHEMA
 MAX_LINE = 1 << 20
 """Bytes of one line; a longer one is not parsed (a writer keeps records under 64 KiB)."""
 MAX_RECORDS = 1 << 18
-"""Records kept in all (a 2,048-rank job writes about 2,100)."""
+"""Records kept in all (a 2,048-rank job writes about 2,100); past it, a stream still gets
+records up to its fair share (this cap over the streams there are), up to twice this cap:
+streams that flood first never leave the others' facts out."""
 MAX_FILES = 1 << 16
 """File records kept in all: eight files for each of 8,192 ranks."""
 MAX_STREAM_RECORDS = 1 << 16
 MAX_STREAMS = 1 << 16
+"""Streams kept; past it, the oldest stream that has sent no log facts yet (no `file` or
+`scheduler` record: a forged node, or one that only said hello) makes room for a new one."""
 MAX_UNZIPPED = 1 << 30
 """Bytes read out of one gzip file (a small file can unpack to any size)."""
-_STREAM = re.compile(rb'"stream":"([^"\\]{1,64})"')
+_STREAM = re.compile(rb'"stream"\s*:\s*"([^"\\]{1,64})"')
+"""A record's stream, found without parsing it (JSON allows spaces around the colon: a
+flood written with them was parsed and checked line by line, 4 x 10^6 lines 78 CPU-s)."""
 SAMPLES = 3
 """Examples kept of each kind of problem, for the warnings."""
 
@@ -126,6 +132,10 @@ class FactsReader:
         self._check = record_check()
         self._full_streams: set[bytes] = set()
         self._beyond = f"records beyond {MAX_STREAM_RECORDS:,} in one stream"
+        self._bare: OrderedDict[str, None] = OrderedDict()
+        """Streams with no log facts yet, oldest first: the ones dropped at the streams cap
+        (an OrderedDict: taking a plain dict's first key over and over rescans the keys
+        deleted before it, which made 10^6 forged streams cost three times the CPU)."""
 
     # -- inputs -----------------------------------------------------------------------
 
@@ -156,7 +166,7 @@ class FactsReader:
             if raw.strip():
                 self.problems.add("lines that are not facts records", f"{label}: {_shown(raw)}")
             return
-        if self.records >= MAX_RECORDS:
+        if self.records >= 2 * MAX_RECORDS:
             self.problems.add(f"records beyond the cap of {MAX_RECORDS:,}")
             return
         text = raw[start:].rstrip(b"\r\n")
@@ -178,6 +188,20 @@ class FactsReader:
             self.problems.add("records nested too deeply", label)
             return
         self._file(record, _digest(text))
+
+    def _drop_bare(self) -> bool:
+        """Room for one more stream: the oldest that sent no log facts is left out (and
+        counted); False when every stream kept has sent some."""
+        if not self._bare:
+            return False
+        key, _ = self._bare.popitem(last=False)
+        dropped = self.streams.pop(key)
+        self.records -= len(dropped.seen)
+        self.problems.add(
+            f"streams with no log facts left out past the cap of {MAX_STREAMS:,} streams",
+            dropped.host,
+        )
+        return True
 
     def _full(self, found: re.Match[bytes] | None) -> bool:
         """The line's stream already holds its cap of records: counted, not parsed."""
@@ -207,22 +231,28 @@ class FactsReader:
             self.problems.add(self._beyond, stream.host)
             self._full_streams.add(stream.stream.encode())
             return
+        if self.records >= MAX_RECORDS and len(stream.seen) >= MAX_RECORDS // len(self.streams):
+            self.problems.add(f"records beyond the cap of {MAX_RECORDS:,}", stream.host)
+            return
         kind = record["kind"]
         if kind == "file" and self.file_records >= MAX_FILES:
             self.problems.add(f"file records beyond the cap of {MAX_FILES:,}")
             return
         stream.seen[seq] = digest
         self.records += 1
+        if kind in ("file", "scheduler"):
+            self._bare.pop(stream.stream, None)
         _FILERS.get(kind, _unknown)(self, stream, record)
 
     def _stream(self, record: dict[str, Any]) -> Stream | None:
         key = record["stream"]
         stream = self.streams.get(key)
         if stream is None:
-            if len(self.streams) >= MAX_STREAMS:
+            if len(self.streams) >= MAX_STREAMS and not self._drop_bare():
                 self.problems.add(f"streams beyond the cap of {MAX_STREAMS:,}")
                 return None
             stream = self.streams[key] = Stream(key, record["host"])
+            self._bare[key] = None
         elif stream.host != record["host"]:
             self.problems.add(
                 "records whose host differs from their stream's",

@@ -1,0 +1,102 @@
+"""The rule-cache comparison can fail: a cache made stale on purpose is caught.
+
+As test_fast_paths_mutations.py does for the reader's shortcuts (kept apart from
+tests/integration/fastpaths.py, which is the reader's): each sabotage below breaks one way
+the cache notices that its entry no longer fits the rule files, then the files are changed
+after caching; the comparison of test_rulecache_cases.py (every case's whole report, fresh
+pack against cached pack) must then differ on the changed rule's cases. Without the
+sabotage, the same change is noticed and nothing differs. A check of the cache that nothing
+here breaks is a check nothing tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from msrunwatch.drivers.rulecases import all_cases
+from msrunwatch.rules import rulecache
+from msrunwatch.rules.loader import builtin_rules_dir, load_rules
+from msrunwatch.rules.searchtable import TABLE_SUFFIX
+from tests.integration.rulecache_cases import differing, through_cache
+
+CASES = all_cases(load_rules())[0]
+Sabotage = Callable[[pytest.MonkeyPatch], None]
+Edit = Callable[[Path], None]
+
+
+def contents_not_compared(patch: pytest.MonkeyPatch) -> None:
+    """An entry is taken as current whatever the files now hold."""
+    patch.setattr(rulecache, "_current", lambda *args: True)
+
+
+def tables_not_compared(patch: pytest.MonkeyPatch) -> None:
+    """Only the rule files' bytes are compared, not those of the tables they read."""
+
+    def current(entry: dict[str, Any], files: Any, trusted: bool) -> bool:
+        documents = [
+            (name, digest if name.endswith(TABLE_SUFFIX) else _digest(name))
+            for name, digest, _ in entry["documents"]
+        ]
+        return bool(entry["key"] == rulecache._key(files, trusted, documents))
+
+    patch.setattr(rulecache, "_current", current)
+
+
+def _digest(name: str) -> str:
+    return hashlib.sha256(Path(name).read_bytes()).hexdigest()
+
+
+def rule_edited(pack: Path) -> None:
+    """oom-memory-not-enough's message, edited after the cache was written."""
+    path = next(pack.rglob("oom-memory-not-enough.yaml"))
+    path.write_text(path.read_text().replace("Out of memory:", "OOM (edited):"))
+
+
+def table_edited(pack: Path) -> None:
+    """The second-stage table (python-exception's), every category renamed after the
+    cache was written."""
+    path = next(pack.rglob(f"second-stage{TABLE_SUFFIX}"))
+    path.write_text(path.read_text().replace("category: ", "category: x-renamed-"))
+
+
+SABOTAGES: dict[str, tuple[Sabotage, Edit, str]] = {
+    "contents-not-compared": (contents_not_compared, rule_edited, "oom-memory-not-enough"),
+    "tables-not-compared": (tables_not_compared, table_edited, "python-exception"),
+}
+
+
+def stale_or_not(tmp_path: Path, sabotage: Sabotage | None, edit: Edit, rule: str) -> list[str]:
+    """Cases of `rule` whose report differs between the changed pack, loaded fresh and
+    loaded through a cache written before the change."""
+    pack = tmp_path / "pack"
+    shutil.copytree(builtin_rules_dir(), pack)
+    with pytest.MonkeyPatch.context() as patch:
+        if sabotage is not None:
+            sabotage(patch)
+        cached = through_cache(tmp_path / "cache", [pack], lambda: edit(pack))
+    fresh = load_rules([pack])
+    return differing([c for c in CASES if c.rule == rule], fresh, cached)
+
+
+@pytest.mark.parametrize("name", SABOTAGES)
+def test_a_stale_cache_is_caught(tmp_path: Path, name: str) -> None:
+    sabotage, edit, rule = SABOTAGES[name]
+    assert stale_or_not(tmp_path, sabotage, edit, rule) != [], f"{name}: nothing differed"
+
+
+@pytest.mark.parametrize("name", SABOTAGES)
+def test_without_the_sabotage_the_change_is_noticed(tmp_path: Path, name: str) -> None:
+    _, edit, rule = SABOTAGES[name]
+    assert stale_or_not(tmp_path, None, edit, rule) == []
+
+
+@pytest.mark.parametrize("name", SABOTAGES)
+def test_each_changed_rule_has_cases_that_fire(name: str) -> None:
+    rule = SABOTAGES[name][2]
+    assert any(c.fires for c in CASES if c.rule == rule)
