@@ -111,6 +111,11 @@ def best(fn: Callable[[], object], repeat: int) -> float:
 
 
 def scan(data: bytes, matcher: LineMatcher) -> None:
+    """One process's scan of `data`, as in a run that meets its lines for the first time:
+    the matcher's record of the lines it matched (and its budgets) starts again, so a line
+    scanned before is searched again; its compiled patterns and shape memos are kept, as
+    a run has them warm after its first blocks."""
+    matcher.fresh_budget()
     scanner = FileScanner("worker_0.log", "logs", FileRole.WORKER, matcher, 0)
     for i in range(0, len(data), BLOCK):
         scanner.feed(data[i : i + BLOCK])
