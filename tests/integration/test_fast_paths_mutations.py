@@ -162,8 +162,9 @@ def anchored_rules_start_nowhere(patch: pytest.MonkeyPatch) -> None:
 
 
 def stage_lines_read_fast_lose_their_stage(patch: pytest.MonkeyPatch) -> None:
-    """A compile stage's timing read from the bytes (FileScanner._marked) adds nothing."""
-    patch.setattr(extract.Extractor, "stage_line", lambda self, *args: None)
+    """Compile stages' timings read from the bytes, a run at a time (FileScanner._stage_run),
+    add nothing."""
+    patch.setattr(extract.Extractor, "stage_lines", lambda self, *args: None)
 
 
 def compiling_lines_not_picked_out(patch: pytest.MonkeyPatch) -> None:
