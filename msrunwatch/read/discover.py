@@ -12,6 +12,7 @@ import errno
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
@@ -187,10 +188,26 @@ def _level(path: Path) -> int:
     return _VERBOSITY[m["level"]] if m else 9
 
 
-def _walk(root: Path, warnings: Warnings) -> list[tuple[Path, int | None]]:
-    """Files under root with the rank their `rank_N` directory suggests. A directory that
-    cannot be listed (or vanished) is a warning: its ranks may hold the first fault."""
-    found: list[tuple[Path, int | None]] = []
+def _walk(root: Path, warnings: Warnings) -> Iterator[tuple[Path, int | None]]:
+    """Files under root with the rank their `rank_N` directory suggests, the fullest of
+    glog's per-level copies of a process only."""
+    for here, rank, names in _directories(root, warnings):
+        files = [here / f for f in names if _inside(here / f, root, warnings)]
+        yield from ((p, rank) for p in sorted(_keep_most_verbose(files)))
+
+
+def _each_file(root: Path, warnings: Warnings) -> Iterator[tuple[Path, int | None]]:
+    """Every file `_walk` would choose from, one at a time in name order: for a caller that
+    stops at the first log, which copy of a process it meets does not matter, and a
+    directory of 100,000 logs is not gone through whole to find one."""
+    for here, rank, names in _directories(root, warnings):
+        yield from ((here / f, rank) for f in names if _inside(here / f, root, warnings))
+
+
+def _directories(root: Path, warnings: Warnings) -> Iterator[tuple[Path, int | None, list[str]]]:
+    """Each directory under root that can be entered, with the rank its `rank_N` name
+    suggests and its file names sorted. A directory that cannot be listed (or vanished) is
+    a warning: its ranks may hold the first fault."""
     base_depth = len(root.parts)
 
     def unlistable(exc: OSError) -> None:
@@ -204,10 +221,7 @@ def _walk(root: Path, warnings: Warnings) -> list[tuple[Path, int | None]]:
         dirnames[:] = sorted(d for d in dirnames if _descend(here / d, warnings))
         if len(here.parts) - base_depth >= MAX_DEPTH:
             dirnames[:] = []
-        rank = _rank_dir(here, root)
-        files = [here / f for f in sorted(filenames) if _inside(here / f, root, warnings)]
-        found.extend((p, rank) for p in sorted(_keep_most_verbose(files)))
-    return found
+        yield here, _rank_dir(here, root), sorted(filenames)
 
 
 def _enterable(here: Path, warnings: Warnings) -> bool:
@@ -307,24 +321,34 @@ def _target_kind(root: Path) -> str | None:
 def candidates(target: str, warnings: Warnings | None = None) -> list[tuple[Path, int | None]]:
     """Files of a target worth classifying, without reading any (the live view lists these
     often and opens only the new ones)."""
+    root = _root(target)
+    return [(root, None)] if root.is_file() else list(_walk(root, _said(warnings)))
+
+
+def _said(warnings: Warnings | None) -> Warnings:
+    return [] if warnings is None else warnings
+
+
+def _root(target: str) -> Path:
+    """The target as a path, once it is known to be a file or a directory."""
     if not target:
         raise InputError("an empty path is not a log directory")
     root = Path(target)
     if root.is_file():
-        return [(root, None)]
+        return root
     kind = _target_kind(root)
     if kind is not None:
         raise InputError(f"{target}: not a regular file or directory ({kind})")
     if not root.is_dir():
         raise InputError(f"{target}: no such file or directory")
-    return _walk(root, [] if warnings is None else warnings)
+    return root
 
 
 def log_file(
     target: str, path: Path, dir_rank: int | None, warnings: Warnings | None = None
 ) -> LogFile | None:
     """One candidate as a LogFile, or None when it is not a log (yet: it may be empty)."""
-    classified = _classify(path, dir_rank, [] if warnings is None else warnings)
+    classified = _classify(path, dir_rank, _said(warnings))
     if classified is None:
         return None
     role, rank, codec = classified
@@ -336,9 +360,11 @@ def log_file(
 
 def has_log(target: str) -> bool:
     """Whether a target holds at least one log (found as soon as one is: a directory of
-    100,000 logs is not classified whole to answer)."""
+    100,000 logs is neither walked nor classified whole to answer)."""
     said: Warnings = []
-    return any(log_file(target, path, rank, said) for path, rank in candidates(target, said))
+    root = _root(target)
+    listed = [(root, None)] if root.is_file() else _each_file(root, said)
+    return any(log_file(target, path, rank, said) for path, rank in listed)
 
 
 def discover_target(target: str, warnings: Warnings | None = None) -> list[LogFile]:

@@ -97,3 +97,66 @@ def test_a_file_read_to_its_end_leaves_no_budget_behind(tmp_path: Path) -> None:
     assert [f.warnings for f in facts] == [(), (), ()]
     assert matcher.budget.abandoned(str(tmp_path / "worker_0.log")) == []
     assert not matcher.budget._files  # one record per file read would be 100,000 records
+
+
+def _has_log_by_discovery(target: str) -> bool:
+    """The slow answer: every file classified, the fullest glog copies kept."""
+    from msrunwatch.core.errors import MsrunwatchError
+    from msrunwatch.read.discover import discover_target
+
+    try:
+        return bool(discover_target(target))
+    except MsrunwatchError:
+        return False
+
+
+def _mixed_directories(tmp_path: Path) -> list[Path]:
+    """Directories where stopping at the first log could go wrong: configs only, a symlink
+    out of the directory (not read) before a log, glog's level copies, a log in a rank
+    subdirectory after files that are not logs, a file no rule can read."""
+    outside = tmp_path / "elsewhere.log"
+    outside.write_bytes(LINE)
+    made = {name: tmp_path / name for name in ("configs", "escape", "glog", "nested", "noise")}
+    for d in made.values():
+        d.mkdir()
+    (made["configs"] / "a.yaml").write_text("model: {}\n")
+    (made["escape"] / "a_link.log").symlink_to(outside)
+    (made["glog"] / "python.host.root.log.WARNING.20261128-1.4242").write_bytes(LINE)
+    (made["glog"] / "python.host.root.log.INFO.20261128-1.4242").write_bytes(LINE)
+    (made["nested"] / "a.txt").write_text("nothing here\n")
+    (made["nested"] / "rank_3").mkdir()
+    (made["nested"] / "rank_3" / "worker.log").write_bytes(LINE)
+    (made["noise"] / "notes.txt").write_bytes(b"\x00\x01 binary\n")
+    return [*made.values(), made["escape"] / "a_link.log", tmp_path / "absent"]
+
+
+def test_has_log_stops_early_but_answers_as_discovery_does(tmp_path: Path) -> None:
+    """has_log walks lazily and stops at the first log (a directory of 100,000 logs was
+    walked whole, twice, before `check` read it): on every fixture and on the directories
+    where stopping early could differ, it answers as full discovery does."""
+    from msrunwatch.read.discover import has_log
+
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
+    targets = [*sorted(p for p in fixtures.iterdir() if p.is_dir()), *_mixed_directories(tmp_path)]
+    answers = {str(t): has_log(str(t)) if t.exists() else False for t in targets}
+    assert answers == {str(t): _has_log_by_discovery(str(t)) for t in targets}
+    assert sum(answers.values()) >= 60 and not all(answers.values())
+
+
+def test_has_log_looks_at_one_file_of_a_directory_of_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from msrunwatch.read import discover
+
+    for rank in range(200):
+        (tmp_path / f"worker_{rank}.log").write_bytes(LINE)
+    looked: list[str] = []
+    real_inside = discover._inside
+
+    def counted(path: Path, root: Path, warnings: list[str]) -> bool:
+        looked.append(path.name)
+        return real_inside(path, root, warnings)
+
+    monkeypatch.setattr(discover, "_inside", counted)
+    assert discover.has_log(str(tmp_path))
+    assert looked == ["worker_0.log"]
