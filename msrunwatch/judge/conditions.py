@@ -17,6 +17,7 @@ from msrunwatch.judge.model import Occurrence, Status
 from msrunwatch.judge.sightings import Sighting
 from msrunwatch.read.facts import Hit
 from msrunwatch.read.runstate import RankFacts, RunFacts
+from msrunwatch.rules.expr import Memo
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import fingerprint, render
 from msrunwatch.rules.variables import RankState, RunFigures, StageFigures, values
@@ -247,14 +248,14 @@ def rank_sightings(
     seen: LineEvidence = NO_EVIDENCE,
 ) -> list[Sighting]:
     """Fire every rank-scope rule on every rank."""
-    chosen = [r for r in rules if r.scope is Scope.RANK and r.when is not None]
+    chosen = [(r, Memo(r.when)) for r in rules if r.scope is Scope.RANK and r.when is not None]
     if not chosen:
         return []
     return [
         _rank_sighting(rule, rank, env)
         for rank, env in rank_envs(run, statuses, ctx, seen)
-        for rule in chosen
-        if rule.when is not None and rule.when.truth(env)
+        for rule, when in chosen
+        if when.truth(env)
     ]
 
 
