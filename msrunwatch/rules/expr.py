@@ -122,6 +122,7 @@ class _Compiler:
     def __init__(self, names: set[str] | None) -> None:
         self.names = names
         self.used: set[str] = set()
+        self.called: set[str] = set()
         self.count = 0
 
     def build(self, node: ast.AST) -> Node:
@@ -217,6 +218,7 @@ class _Compiler:
         if node.keywords:
             raise ExprError("keyword arguments are not allowed", node.col_offset)
         fn = FUNCTIONS[node.func.id]
+        self.called.add(node.func.id)
         args = [self.build(a) for a in node.args]
 
         def run(env: Env) -> Any:
@@ -259,6 +261,7 @@ class Expr:
         self.source = source
         self._allowed = names
         self._used: frozenset[str] | None = None
+        self._called: frozenset[str] = frozenset()
         self._run: Node = self._first_run
         if not lazy:
             self._compile()
@@ -272,6 +275,7 @@ class Expr:
         compiler = _Compiler(self._allowed)
         self._run = compiler.build(tree)
         self._used = frozenset(compiler.used)
+        self._called = frozenset(compiler.called)
 
     def _first_run(self, env: Env) -> Any:
         self._compile()
@@ -285,6 +289,12 @@ class Expr:
         assert self._used is not None
         return self._used
 
+    @property
+    def calls(self) -> frozenset[str]:
+        """The functions the condition calls."""
+        _ = self.names
+        return self._called
+
     def __call__(self, env: Env) -> Any:
         return self._run(env)
 
@@ -296,22 +306,27 @@ class Expr:
 class Memo:
     """One condition's truth, remembered by the values of the names it reads: a rank-scope
     rule over 100,000 ranks in a handful of states is evaluated once per state, not once
-    per rank (issue 21, defect 14). A value is keyed with its type, since True, 1 and 1.0
-    read differently through str() and arithmetic. A value that cannot be a key (a
-    mapping) is evaluated every time, and past MAX_KEPT states nothing more is kept, so a
-    condition on each rank's own figures costs what it did, in bounded memory."""
+    per rank (issue 21, defect 14). Values are keyed with their types, since True, 1 and
+    1.0 read differently through arithmetic and `is a number`; a float is keyed by its
+    bits when the condition calls str() (-0.0 prints apart from 0.0), and so is every
+    list or tuple, item by item. A value that cannot be a key (a mapping) is evaluated
+    every time, and past MAX_KEPT states nothing more is kept: a condition on each rank's
+    own figures costs what it did, in bounded memory."""
 
     MAX_KEPT = 4096
 
     def __init__(self, expr: Expr) -> None:
         self._expr = expr
         self._names = tuple(sorted(expr.names))
+        self._plain = _PLAIN - {float} if "str" in expr.calls else _PLAIN
         self._known: dict[tuple[Any, ...], bool] = {}
 
     def truth(self, env: Env) -> bool:
         """What `expr.truth(env)` is."""
+        found = tuple(map(env.get, self._names))
+        types = tuple(map(type, found))
         try:
-            key = tuple(_key(env.get(name)) for name in self._names)
+            key = (found, types) if self._plain.issuperset(types) else _exact(found)
             known = self._known.get(key)
         except TypeError:
             return self._expr.truth(env)
@@ -322,9 +337,17 @@ class Memo:
         return known
 
 
+_PLAIN = frozenset({type(None), bool, int, str, float})
+"""Types whose value and type together say how every function reads them."""
+
+
+def _exact(found: tuple[Any, ...]) -> tuple[Any, ...]:
+    return ("exact", tuple(_key(value) for value in found))
+
+
 def _key(value: Any) -> Any:
-    """A value with its type, lists and tuples item by item, a float by its exact bits
-    (-0.0 prints apart from 0.0); TypeError when unhashable."""
+    """A value with its type, lists and tuples item by item, a float by its exact bits;
+    TypeError when unhashable."""
     if isinstance(value, (list, tuple)):
         return type(value), tuple(_key(item) for item in value)
     if type(value) is float:

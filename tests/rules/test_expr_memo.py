@@ -42,10 +42,19 @@ POOL: list[Any] = [
 
 
 def test_values_equal_as_keys_but_read_apart_are_kept_apart() -> None:
-    expr = Expr("str(x) == '1' or str(x) == '0.0' or str(y) == '[1]'")
+    expr = Expr("str(x) == '1' or str(x) == '0.0' or str(y) == '[1]' or str(y) == '(1,)'")
     memo = Memo(expr)
     for x in (1, True, 1.0, 0.0, -0.0, 0, False):
-        for y in ([1], [True], [1.0], (1,), None):
+        for y in ([1], [True], [1.0], (1,), (True,), (1.0,), None):
+            env = {"x": x, "y": y}
+            assert memo.truth(env) is expr.truth(env), env
+
+
+def test_values_equal_as_keys_but_summed_apart_are_kept_apart() -> None:
+    expr = Expr("sum(y) == 1 or x + 1 == 2")  # sum() counts no bool; True + 1 is 2
+    memo = Memo(expr)
+    for x in (True, 1, 1.0, None, False):
+        for y in ([True], [1], (True,), (1,), [1.0], None):
             env = {"x": x, "y": y}
             assert memo.truth(env) is expr.truth(env), env
 
