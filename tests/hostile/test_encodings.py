@@ -114,3 +114,32 @@ def test_what_is_not_utf16_is_read_as_bytes(head: bytes) -> None:
     from msrunwatch.read.encoding import detect
 
     assert detect(head) is None
+
+
+def _by_unit_count(head: bytes) -> str | None:
+    """detect() without its shortcut: the byte-order marks, then the unit count."""
+    from msrunwatch.read import encoding
+
+    for bom, codec in encoding._BOMS:
+        if head.startswith(bom):
+            return codec
+    probe = head[: encoding.PROBE]
+    for width, codec in ((4, "utf-32"), (2, "utf-16")):
+        if order := encoding._order(probe, width):
+            return f"{codec}-{order}"
+    return None
+
+
+def test_detect_returns_early_on_a_head_without_nul_as_the_unit_count_would() -> None:
+    """detect() returns at once when the probe holds no NUL (every log of bytes: 100,000
+    files read their heads through it); on random heads with and without NULs, and on real
+    logs, it answers as the unit count does."""
+    from msrunwatch.read import encoding
+
+    pick = random.Random(12)
+    heads = [pick.randbytes(pick.randrange(0, 300)) for _ in range(300)]
+    heads += [h.replace(b"\0", b"") for h in heads]
+    heads += [p.read_bytes()[:4096] for p in sorted(FIXTURES.glob("*/msrun_log/*.log"))[:20]]
+    heads += ["worker log line\n".encode(c) * 4 for c in ("utf-16-le", "utf-32-be")]
+    assert [encoding.detect(h) for h in heads] == [_by_unit_count(h) for h in heads]
+    assert encoding.detect("worker log line\n".encode("utf-16-le") * 4) == "utf-16-le"
