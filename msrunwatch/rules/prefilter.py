@@ -17,6 +17,7 @@ from typing import Any
 from msrunwatch.core.compat import sre_constants as C
 from msrunwatch.core.compat import sre_parse as _parser
 from msrunwatch.core.memo import LineMemo
+from msrunwatch.rules.programs import compiled
 from msrunwatch.rules.rulecache import Memo
 
 MIN_LITERAL = 4
@@ -326,7 +327,7 @@ class Prefilter:
         and captures the longest literal there: the literals it starts with are the others."""
         if not keys:
             return None
-        return re.compile(f"(?=({trie_pattern(keys)}))", re.IGNORECASE if fold else 0)
+        return compiled(f"(?=({trie_pattern(keys)}))", re.IGNORECASE if fold else 0)
 
     def _rules_at(self, key: str, fold: bool) -> Found:
         """Rules whose literal (digits zeroed) `key` starts with (the longest literal found

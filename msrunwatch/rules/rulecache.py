@@ -337,8 +337,10 @@ class Memo:
     text, a list of literals), and the memo holds only values of this code (its digest is
     the entry's key): no value can be stale. New values are written when the process ends."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, limit: int = MAX_MEMO) -> None:
         self.name = name
+        self.limit = limit
+        """Values kept; past this the memo starts again."""
         self._values: dict[str, Any] | None = None
         self._new = False
 
@@ -375,7 +377,7 @@ class Memo:
         if directory is None or not self._new or self._values is None:
             return
         self._new = False
-        values = self._values if len(self._values) <= MAX_MEMO else {}
+        values = self._values if len(self._values) <= self.limit else {}
         with contextlib.suppress(OSError, ValueError):
             if _writable(directory):
                 _write_entry(directory / f"{self.name}.bin", {"key": self._key(), "values": values})
