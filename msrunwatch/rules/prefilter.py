@@ -90,7 +90,12 @@ def _best(tree: Sequence[tuple[object, object]]) -> Requirement:
 
 
 def required_literals(pattern: str) -> tuple[Requirement, bool] | None:
-    """Literals one of which every match contains, and whether case is ignored."""
+    """Literals one of which every match contains, and whether case is ignored; remembered
+    between runs (ANALYSES: the read-side shapes and markers a cold start analyses)."""
+    return ANALYSES.get("literals:" + pattern, partial(_required_literals, pattern))
+
+
+def _required_literals(pattern: str) -> tuple[Requirement, bool] | None:
     try:
         tree = _parser.parse(pattern)
     except Exception:  # the `regex` dialect has syntax `re` does not parse

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from msrunwatch.read import patterns as P
 from msrunwatch.read.quiet import QuietLines
-from msrunwatch.rules import programs, rulecache
+from msrunwatch.rules import prefilter, programs, rulecache
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.prefilter import Prefilter
 
@@ -127,3 +128,24 @@ def test_a_memo_past_its_limit_starts_again(cache: Path) -> None:
     memo.get("a", lambda: 1)
     memo.save()
     assert rulecache.Memo("small", limit=2)._known() == {"a": 1}
+
+
+def test_remembered_required_literals_are_the_fresh_ones(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read side's shapes and markers are analysed once, then remembered (prefilter's
+    ANALYSES): what the memo gives is what parsing gives."""
+    texts = [shape._pattern for _, shape in P.shapes()]
+    texts += [marker.pattern.decode() for marker in P.INFO_MARKERS]
+    texts += ["(?i)HCCL[ _]?error", "E(?:1000|1001)x", "\\d+"]
+    monkeypatch.setattr(prefilter, "ANALYSES", rulecache.Memo("prefilter"))
+    fresh = [prefilter.required_literals(t) for t in texts]
+    prefilter.ANALYSES.save()
+    memo = rulecache.Memo("prefilter")
+    monkeypatch.setattr(prefilter, "ANALYSES", memo)
+    monkeypatch.setattr(prefilter, "_required_literals", lambda p: pytest.fail("parsed " + p))
+    again = [prefilter.required_literals(t) for t in texts]
+    assert not memo._new
+    monkeypatch.undo()
+    assert again == fresh == [prefilter.required_literals(t) for t in texts]
+    assert fresh[-3] == (("error",), True) and fresh[-1] is None  # the longest literal
