@@ -259,6 +259,12 @@ GENERIC_STEP = Shape(
     r"\bstep[=:\s]\s*(?P<step>\d+)\b.*?\bloss[=:\s]\s*(?P<loss>[-+]?[0-9.]+(?:[eE][-+]?\d+)?|nan|inf)",
     re.IGNORECASE,
 )
+HF_LOGS = Shape(
+    r"\{'loss': (?P<loss>[-+]?[0-9.]+(?:[eE][-+]?\d+)?|nan|inf)[,}].*'epoch': [0-9.]+[,}]"
+)
+"""Hugging Face Trainer's step log, as LLaMA-Factory and TRL print it (`{'loss': 1.4596,
+'grad_norm': nan, 'learning_rate': 4.5e-06, 'epoch': 0.66}`): no step number, so each line
+counts as the next logged step."""
 MEGATRON_STAMP = Shape(r"\[(?P<what>[^\]]+)\] datetime: (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
 """Megatron print_datetime: `[before the start of training step] datetime: 2025-08-01 07:17:08`."""
 PIPELINE_STAGES = Shape(rf"pipeline stages: (?P<stages>{N}) > 1")
@@ -323,6 +329,7 @@ PLAIN_FACTS = AnyOf(
     EPOCH_STEP,
     MEGATRON,
     GENERIC_STEP,
+    HF_LOGS,
     MEGATRON_STAMP,
     PIPELINE_STAGES,
     FINISHED,

@@ -132,7 +132,8 @@ def _ms(text: str | None) -> float | None:
 
 
 class ProgressTracker:
-    """The latest training step, from LossMonitor, MindFormers, Megatron or `step=N loss=X`.
+    """The latest training step, from LossMonitor, MindFormers, Megatron, Hugging Face's log
+    dicts or `step=N loss=X`.
 
     Work per line is constant: epochs are tracked with running maxima, and the cadence
     (median of recent intervals) is computed only when the facts are read. A tracker that
@@ -153,6 +154,9 @@ class ProgressTracker:
         self._epoch_top = 0
         self._raw_step: int | None = None
         """The latest record's LossMonitor step within its epoch (None: another kind)."""
+        self._counted = False
+        """The latest record's step is its count of progress lines (a Hugging Face log
+        line carries none): a reader of the rest of a file adds the lines before it."""
         self._first: tuple[float | None] | None = None
         """The first record's time (wrapped: None before any record)."""
         self._orphan_ms: float | None = None
@@ -229,6 +233,9 @@ class ProgressTracker:
             self._record(to_int(m["step"]), None, loss, step_ms, lineno, stamp or when())
         elif m := P.GENERIC_STEP.search(text):
             self._record(to_int(m["step"]), None, _loss(m["loss"]), None, lineno, when())
+        elif m := P.HF_LOGS.search(text):
+            self._record(self._lines + 1, None, _loss(m["loss"]), None, lineno, when())
+            self._counted = True
         else:
             return False
         self.seen = True
@@ -284,6 +291,7 @@ class ProgressTracker:
         if self._first is None:
             self._first = (when,)
         self._raw_step = None
+        self._counted = False
         self._raw = (step, epoch, loss, step_ms, lineno, when, self._lines)
 
     def absorb(self, later: ProgressTracker, shift: int) -> None:
@@ -307,8 +315,11 @@ class ProgressTracker:
             if first is not None and first > before.time:
                 self._intervals.append(first - before.time)
         self._intervals.extend(later._intervals)
-        self._raw_step = later._raw_step
-        self._latest = self._settled(later._latest, later._raw_step, before, shift, lines_before)
+        self._raw_step, self._counted = later._raw_step, later._counted
+        latest = later._latest
+        if later._counted:
+            latest = replace(latest, step=latest.step + lines_before)
+        self._latest = self._settled(latest, later._raw_step, before, shift, lines_before)
 
     def _absorb_epochs(self, later: ProgressTracker) -> None:
         """The epoch being counted, its top step, and whether the first epoch has ended."""

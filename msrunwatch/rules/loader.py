@@ -21,7 +21,7 @@ from msrunwatch.core.positions import Positions
 from msrunwatch.rules import rulecache, variables
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Peer, Rule, Scope, Subject, compile_pattern
-from msrunwatch.rules.patterncheck import pattern_problem
+from msrunwatch.rules.patterncheck import pattern_problem, python_re_error
 from msrunwatch.rules.searchtable import TABLE_SUFFIX, load_search_table
 from msrunwatch.rules.tables import Lookup, load_table
 from msrunwatch.rules.template import check_template
@@ -380,11 +380,27 @@ def load_rules(paths: Iterable[Path] | None = None) -> list[Rule]:
 
 
 def check_files(paths: Iterable[Path]) -> tuple[list[Rule], list[RuleError]]:
-    """Every rule that loads, and one error per file that does not (for `rules check`)."""
+    """Every rule that loads, and one error per file that does not (for `rules check`).
+    A pattern Python's `re` cannot read is an error here, though `regex` compiles it: the
+    shortcuts need `re`'s reading (see patterncheck.python_re_error)."""
     rules, errors = [], []
     for path in rule_files(paths):
         try:
-            rules.append(load_rule(path))
+            rule = load_rule(path)
         except RuleError as exc:
             errors.append(exc)
+            continue
+        unread = None if rule.pattern is None else python_re_error(rule.pattern)
+        if unread is None:
+            rules.append(rule)
+        else:
+            errors.append(RuleError(path, UNREAD_BY_RE.format(unread), rule=rule.id))
     return rules, errors
+
+
+UNREAD_BY_RE = (
+    "match is valid for the regex module but Python's re cannot read it ({}): the "
+    "prefilter and the quiet-line shortcut then read every line of every log with this "
+    "rule, several times slower; write it in the syntax both share (one name per group, "
+    "no \\p{{..}} classes)"
+)

@@ -199,3 +199,18 @@ def pattern_warnings(pattern: str) -> list[str]:
         "abandoned after a time limit, and reported)"
         for group in cost(pattern).nested
     ]
+
+
+def python_re_error(pattern: str) -> str | None:
+    """Why Python's own `re` cannot read a pattern the `regex` module compiles (a group
+    name used twice, `\\p{..}`, `(?V1)`), or None. The shortcuts (rules.prefilter, the
+    quiet lines of read.quiet) work a pattern's literals out with `re`'s parser: a rule
+    they cannot read is tried on every line, and no line of any log is quiet any more
+    (issue 18: found by accident, once, with a 3x slower triage and no word said)."""
+    from msrunwatch.core.compat import sre_parse
+
+    try:
+        sre_parse.parse(pattern)
+    except Exception as exc:  # re's parser raises re.error and, on odd input, others
+        return str(exc) or type(exc).__name__
+    return None

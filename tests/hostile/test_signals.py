@@ -59,13 +59,22 @@ def group_of(leader: int) -> list[int]:
     return members
 
 
+def as_from_a_terminal() -> None:
+    """A command started from an interactive shell gets SIGINT and SIGTERM at their defaults.
+    A test run started in the background (`cmd &`, nohup) inherits SIGINT ignored, and a
+    process that starts with SIGINT ignored rightly keeps ignoring it: without this the
+    SIGINT cases would test how the suite was launched, not msrunwatch."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def start(*args: str, cwd: Path | None = None) -> subprocess.Popen[bytes]:
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("MSRUNWATCH_DEBUG", None)
     return subprocess.Popen(
         [sys.executable, "-m", "msrunwatch", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
-        start_new_session=True,
+        start_new_session=True, preexec_fn=as_from_a_terminal,
     )  # fmt: skip
 
 

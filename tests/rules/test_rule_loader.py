@@ -117,6 +117,27 @@ def test_rules_check_reports_invalid_files_and_exits_2(
     assert "category must be one of" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        ("(?P<x>Out of memory)|(?P<x>OOM)", "redefinition of group name 'x'"),
+        ("Out of \\p{L}+", "bad escape \\p"),
+    ],
+    ids=["group-named-twice", "unicode-property"],
+)
+def test_rules_check_refuses_a_pattern_pythons_re_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], pattern: str, why: str
+) -> None:
+    """The regex module compiles it, so triage would load it; but the shortcuts read
+    patterns with re's parser, and such a rule made no line quiet, silently (issue 18)."""
+    text = GOOD.replace("Out of (?P<what>\\w+)", pattern).replace("{what}", "it")
+    path = write(tmp_path, text)
+    assert load_rule(path).match is not None
+    assert main(["rules", "check", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:1:1: my-rule: match is valid for the regex module" in err and why in err
+
+
 def test_user_rule_overrides_a_builtin_by_id(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
