@@ -16,14 +16,10 @@ from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.prefilter import Prefilter
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The cache on, in a temporary XDG_CACHE_HOME, with an empty memo of programs."""
-    monkeypatch.delenv(rulecache.OFF, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(rulecache, "_kept_out", [])
+@pytest.fixture(autouse=True)
+def empty_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty memo of programs for each test (the cache itself: the `cache` fixture)."""
     monkeypatch.setattr(programs, "PROGRAMS", rulecache.Memo("programs", limit=12))
-    return tmp_path / "xdg" / "msrunwatch"
 
 
 def remembered(monkeypatch: pytest.MonkeyPatch) -> rulecache.Memo:
