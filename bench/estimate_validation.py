@@ -321,6 +321,55 @@ def _budget_row(name: str, source: str, est: Estimate) -> Row:
     return Row("Documented to run", name, source, None, share, "of budget", verdict)
 
 
+# --- context parallel (ring attention): outcomes, the band of data/estimate_bands.yaml -------
+
+PASS = (
+    "Ascend/MindSpeed-LLM@42b24752 docs/zh/pytorch/models/supported_models.md: LLaMA3.1 {} "
+    "128K, Mcore, {} [Pass]"
+)
+CONTEXT_PARALLEL = (
+    ("pt_llama31_8b_128k_cp.sh", PASS.format("8B", "4x8"), "ran"),
+    ("pt_llama31_50b_128k_cp.sh", PASS.format("50B", "8x8"), "ran"),
+    ("pt_llama31_70b_128k_cp.sh", PASS.format("70B", "24x8"), "ran"),
+    (
+        "pt_qwen25_72b_32k_torchrun.sh",
+        "MindSpeed-LLM@master docs/en/pytorch/models/supported_models.md: "
+        "Qwen2.5-72B 32K (CP 4), 16x8 [Pass]",
+        "ran",
+    ),
+    (
+        "public/ms_llama31_405b_128k_pp12.sh",
+        "MindSpeed-LLM aec316b9 (fix 405b-128k oom): the version before it",
+        "failed",
+    ),
+    ("public/ms_llama31_405b_128k_pp9_swap.sh", "MindSpeed-LLM aec316b9 (the fix)", "ran"),
+)
+"""Ring-attention CP recipes with an outcome. The band is the smallest that keeps every one that
+ran from being an error: 70B 128K (CP 4, PP 6, no recompute, no distributed optimizer) is at
+164%, which Megatron-LM's theoretical_memory_usage.py formula (18 + 4f/h bytes x s b h / t per
+layer, s/cp tokens) also puts over the card: 11-13 layers x 5-6 micro-batches in flight of
+about 1 GiB each; the Pass row names no script, and how it ran was not found."""
+
+
+def context_parallel() -> Iterator[Row]:
+    band = table_of("estimate_bands")["context_parallel"]["factor"]
+    for name, source, outcome in CONTEXT_PARALLEL:
+        est = estimate(read_config(str(ROOT / "fixtures" / "configs" / name)))
+        peak = est.peak
+        share = (
+            None if peak is None or peak.actual_mib is None else peak.actual_mib / est.budget_mib
+        )
+        if share is None:
+            note = "; ".join(est.not_estimated) or "no estimate"
+        elif outcome == "failed":
+            note = "failed upstream: " + ("an error" if share > band else "NOT AN ERROR")
+        elif share <= 1:
+            note = "within budget"
+        else:
+            note = f"ran, estimated over: inside the CP band ({band:g} x the budget) that it sets"
+        yield Row("Context parallel (outcomes)", name, source, None, share, "of budget", note)
+
+
 # --- MoE: experts, shared experts, router and latent attention, against published figures --
 
 MOE_MODELS: dict[str, dict[str, Any]] = {  # the released configs (config.json of each model)
@@ -559,6 +608,7 @@ SECTIONS: tuple[Callable[[], Iterator[Row]], ...] = (
     zero,
     mindspeed,
     moe,
+    context_parallel,
     documented,
 )
 

@@ -328,9 +328,13 @@ CONFIG = {
     "(the estimate models training)`, `MindSpeed --swap-attention ...`)",
     "estimated_states_actual_mb": "the largest stage's model states alone (weights, gradients, "
     "optimizer) x fragmentation, MiB: over the budget, no activation model can make it fit",
-    "estimate_unvalidated": "list: what in the config the estimate was never checked against a "
-    "measured run on (MindFormers graph mode, context parallel, virtual pipeline): no memory "
-    "error there, only warnings",
+    "estimate_unvalidated": "list: what in the config the estimate was never checked against, "
+    "neither measured runs nor outcomes (MindFormers graph mode, virtual pipeline, MoE "
+    "activations, CP other than ring attention): no memory error there but the model states'",
+    "estimate_band": "how far over the usable memory the estimate must be for an error: 1.1 where "
+    "checked against measured runs, 1.8 with ring-attention context parallel (outcomes only); "
+    "None when estimate_unvalidated is not empty (data/estimate_bands.yaml)",
+    "estimate_band_why": "that band, in words, for a message",
     "seq_varies": "batches are padded to their longest sample (--variable-seq-lengths, "
     "--no-pad-to-seq-lengths): the estimate is an upper bound",
     "estimated_floor_actual_mb": "with varying sequence lengths, the least the peak stage needs: "

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import termios
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -178,3 +179,40 @@ def test_a_terminal_that_hangs_up_leaves_no_process(viewer: Callable[[Path], Vie
     os.close(view.master)
     view.master = os.open(os.devnull, os.O_RDONLY)  # for close()
     assert view.process.wait(timeout=WAIT_S) == 129
+
+
+class Stuck:
+    """An app whose shutdown never ends (Textual's, once the terminal is gone)."""
+
+    stop_signal: int | None = None
+
+    def stop_by_signal(self, signum: int) -> None:
+        pass
+
+
+def test_a_view_that_cannot_end_is_ended_after_the_grace(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ended = threading.Event()
+    codes: list[int] = []
+
+    def give_up(code: int) -> None:
+        codes.append(code)
+        ended.set()
+
+    stops = StopSignals(Stuck(), grace_s=0.01, give_up=give_up)
+    with stops.installed():
+        os.kill(os.getpid(), signal.SIGHUP)
+        assert ended.wait(60)  # the main thread could be stuck here: the deadline does not care
+    assert codes == [129]
+    assert capsys.readouterr().err == "msrunwatch: hung up\n"
+
+
+def test_a_view_that_ended_calls_the_deadline_off() -> None:
+    codes: list[int] = []
+    stops = StopSignals(Stuck(), grace_s=3600, give_up=codes.append)
+    with stops.installed():
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert stops.deadline is not None and stops.deadline.is_alive()
+    stops.deadline.join(60)  # cancelled: it ends without calling give_up
+    assert not stops.deadline.is_alive() and codes == []

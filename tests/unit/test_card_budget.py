@@ -74,3 +74,22 @@ def test_a_variable_not_exported_does_not_reach_hccl(tmp_path: Path) -> None:
     cfg = read_config(str(script))
     assert cfg.get("hccl_buffsize_mb") is None
     assert derive(cfg)["limit_mb"] == 62069 - 400  # torch: what the card has left, world only
+
+
+@pytest.mark.parametrize(
+    ("cp", "algo", "band"),
+    [(1, None, 1.1), (4, None, 1.8), (4, "megatron_cp_algo", 1.8), (4, "ulysses_cp_algo", None)],
+)
+def test_the_error_band_is_wider_for_ring_context_parallel_and_none_for_other_algorithms(
+    cp: int, algo: str | None, band: float | None
+) -> None:
+    values = {"framework": "megatron", "world": 8 * cp, "tp": 8, "cp": cp, "seq_length": 4096}
+    values |= {"mbs": 1, "gbs": 8, "num_layers": 2, "hidden_size": 1024, "num_heads": 8}
+    values |= {"ffn_hidden_size": 4096, "vocab_size": 32000, "use_flash_attention": True}
+    if algo is not None:
+        values["cp_algo"] = algo
+    cfg = TrainingConfig("pretrain.sh", "megatron", {k: Value(v) for k, v in values.items()})
+    env = derive(cfg)
+    assert env["estimate_band"] == band
+    if band is None:
+        assert env["estimate_unvalidated"] == [f"context parallel by {algo}"]

@@ -50,6 +50,9 @@ REAL = [
     "ms_qwen3_30b_a3b_4k.sh",
     "ms_chatglm3_6b_64k.sh",
     "pt_qwen25_72b_32k_torchrun.sh",
+    "pt_llama31_8b_128k_cp.sh",
+    "pt_llama31_50b_128k_cp.sh",
+    "pt_llama31_70b_128k_cp.sh",
 ]
 
 

@@ -83,3 +83,16 @@ def test_the_card_and_pool_figures_agree_with_real_runs() -> None:
     assert all(abs(r.error) < 0.001 for r in card), [(r.figure, r.error) for r in card]
     # the two real pools are where the free figure comes from: said so in the table
     assert all("inverted" in r.note for r in card if "real run (" in r.figure)
+
+
+def test_the_context_parallel_band_keeps_every_recipe_that_ran_and_not_the_one_that_failed() -> (
+    None
+):
+    band = BENCH.table_of("estimate_bands")["context_parallel"]["factor"]
+    rows = [r for r in ROWS if r.group == "Context parallel (outcomes)"]
+    ran = [r for r in rows if not r.note.startswith("failed")]
+    failed = [r for r in rows if r.note.startswith("failed")]
+    assert failed and all(r.note == "failed upstream: an error" for r in failed)
+    estimated = [r.estimated for r in ran if r.estimated is not None]
+    assert estimated and band / max(estimated) >= 1.09  # the widest that ran, and ~10% more
+    assert all(r.estimated > band for r in failed)

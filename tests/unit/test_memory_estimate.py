@@ -766,3 +766,15 @@ def test_an_uncompressed_attention_mask_is_kept_per_micro_batch() -> None:
     assert any("attention mask not compressed" in a for a in est.assumptions)
     mcore = qwen(framework="mindformers", use_legacy=False).stages[0].activations_mib or 0
     assert mcore == pytest.approx(compressed)
+
+
+# --- context parallel -------------------------------------------------------------------
+
+
+def test_context_parallel_splits_the_layer_and_adds_the_rings_buffers_to_t_bwd() -> None:
+    whole = qwen(world=4).layer_terms
+    split = qwen(world=8, cp=2, seq_length=20480).layer_terms
+    assert whole is not None and split is not None
+    assert split.layer_mib == pytest.approx(whole.layer_mib)  # the same s/cp tokens per rank
+    ring = 10240 * 16 * 4 * 128 / 2 / MIB  # K, V, dK, dV sent and received: 16*g*d/t B/token
+    assert split.backward_mib - whole.backward_mib == pytest.approx(ring)

@@ -30,6 +30,8 @@ ESTIMATED = (
     "estimated_floor_actual_mb",
     "estimated_states_actual_mb",
     "estimate_unvalidated",
+    "estimate_band",
+    "estimate_band_why",
 )
 FACTS_NO_CHECK_READS = (
     "master_addr",
@@ -84,6 +86,7 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
     peak = est.peak
     floor = max((s.floor_actual_mib or 0.0 for s in est.stages), default=0.0)
     held = max((s.model_states_mib or 0.0 for s in est.stages), default=0.0) * FRAGMENTATION
+    unvalidated = _unvalidated(est.framework, est.inputs, est.vocab_range, config.get("cp_algo"))
     return {
         "stage_layers": [s.layers for s in est.stages] if est.stages else None,
         "estimated_used_mb": round(peak.used_mib) if peak and peak.used_mib else None,
@@ -95,22 +98,27 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
         "seq_varies": est.dynamic_seq,
         "estimated_floor_actual_mb": round(floor) if est.dynamic_seq and floor else None,
         "estimated_states_actual_mb": round(held) if held else None,
-        "estimate_unvalidated": _unvalidated(est.framework, est.inputs, est.vocab_range),
+        "estimate_unvalidated": unvalidated,
+        **_band(unvalidated, est.inputs),
     }
 
 
 def _unvalidated(
-    framework: str, inputs: tuple[tuple[str, object], ...], vocab_range: object = None
+    framework: str,
+    inputs: tuple[tuple[str, object], ...],
+    vocab_range: object = None,
+    cp_algo: object = None,
 ) -> list[str]:
-    """What in this config the estimate has never been checked against a measured run on.
+    """What in this config the estimate has never been checked against, neither measured runs
+    nor outcomes: a memory error needs the model states alone over the budget there.
 
-    A memory error needs a validated model: a published recipe documented to run (Llama-3.1-70B
-    128K, CP=4, on 24x8 cards) is estimated at 164% with context parallel, so CP stays a warning.
+    Context parallel by ring attention was checked against outcomes (data/estimate_bands.yaml):
+    it has an error band of its own; other CP algorithms were not.
     """
     got = {k: v for k, v in inputs if isinstance(v, int) and not isinstance(v, bool)}
     out = ["MindFormers graph mode"] if framework == "mindformers" else []
-    if got.get("cp", 1) > 1:
-        out.append("context parallel")
+    if got.get("cp", 1) > 1 and _algo(cp_algo) not in _cp_band()["algos"]:
+        out.append(f"context parallel by {_algo(cp_algo)}")
     if got.get("vpp", 1) > 1:
         out.append("virtual pipeline")
     if got.get("experts", 1) > 1:
@@ -118,6 +126,26 @@ def _unvalidated(
     if vocab_range is not None:
         out.append("a vocabulary known only as a range (no vocab_size, no known tokenizer)")
     return out
+
+
+def _algo(cp_algo: object) -> str:
+    """The CP algorithm: MindSpeed's default is ring attention (megatron_cp_algo)."""
+    return cp_algo if isinstance(cp_algo, str) and cp_algo else "megatron_cp_algo"
+
+
+def _cp_band() -> dict[str, Any]:
+    return dict(table("estimate_bands")["context_parallel"])
+
+
+def _band(unvalidated: list[str], inputs: tuple[tuple[str, object], ...]) -> dict[str, Any]:
+    """How far over the budget the estimate must be to be an error, and why that far; None when
+    something the config uses was never checked (data/estimate_bands.yaml)."""
+    if unvalidated:
+        return {"estimate_band": None, "estimate_band_why": None}
+    bands = table("estimate_bands")
+    cp = next((v for k, v in inputs if k == "cp"), 1)
+    band = _cp_band() if isinstance(cp, int) and cp > 1 else bands["validated"]
+    return {"estimate_band": float(band["factor"]), "estimate_band_why": str(band["why"])}
 
 
 def derive(

@@ -125,12 +125,13 @@ def layer_terms(inp: Inputs, notes: Notes) -> LayerTerms | None:
     ce = None if inp.vocab is None else 6 * tokens * inp.vocab / inp.tp / MIB
     _note_activation_assumptions(inp, notes)
     grads = (6 if inp.swiglu else 4) * f / inp.tp
+    ring = 16 * g * d / inp.tp if inp.cp > 1 else 0.0
     moe = _moe_terms(inp, h, attention, core, tokens)
     return LayerTerms(
         layer_mib=tokens * kept / MIB,
         selective_mib=tokens * (kept - core) / MIB,
         checkpoint_mib=tokens * 2 * h / sp_div / MIB,
-        backward_mib=tokens * (grads + 2 * h) / MIB + moe[2],
+        backward_mib=tokens * (grads + 2 * h + ring) / MIB + moe[2],
         cross_entropy_mib=ce,
         act_fn_mib=tokens * act_fn / MIB,
         moe_layer_mib=moe[0],
@@ -208,6 +209,10 @@ def _note_activation_assumptions(inp: Inputs, notes: Notes) -> None:
     if inp.sp:
         notes.assume("sequence parallel on: norm region and layer input sharded by tp")
     if inp.cp > 1:
-        notes.assume("cp > 1: activations scale with seq/cp; ring-attention buffers not modelled")
+        notes.assume(
+            "cp > 1: activations scale with seq/cp (ring attention drops the KV blocks it "
+            "receives after the forward); the ring's send and receive buffers of K, V, dK, dV "
+            "(16*g*d/t B/token) are in T_bwd"
+        )
     width = 6 if inp.swiglu else 4
     notes.assume(f"backward transient T_bwd = ({width}f/t)*s*b + 2*s*b*h: derived, +-300 MiB")
