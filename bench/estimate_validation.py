@@ -370,6 +370,39 @@ def context_parallel() -> Iterator[Row]:
         yield Row("Context parallel (outcomes)", name, source, None, share, "of budget", note)
 
 
+# --- MindSpeed --swap-attention: outcomes -----------------------------------------------------
+
+SWAP_ATTENTION = (
+    (
+        "public/ms_mixtral_8x22b_32k_swap_block30.sh",
+        "MindSpeed-LLM af8fab41 (fix mixtral oom): the version before it",
+        "failed",
+    ),
+    ("public/ms_mixtral_8x22b_32k_full_recompute.sh", "MindSpeed-LLM af8fab41 (the fix)", "ran"),
+    ("public/ms_llama31_405b_128k_pp9_swap.sh", "MindSpeed-LLM aec316b9 (the fix)", "ran"),
+    ("public/ms_qwen25_32b_tune_4k_swap.sh", "MindSpeed-LLM 7866e769 (the fix)", "ran"),
+)
+"""Public configs with --swap-attention, or fixed by dropping it, with their outcome."""
+
+
+def swap() -> Iterator[Row]:
+    for name, source, outcome in SWAP_ATTENTION:
+        est = estimate(read_config(str(ROOT / "fixtures" / "configs" / name)))
+        peak = est.peak
+        share = (
+            None if peak is None or peak.actual_mib is None else peak.actual_mib / est.budget_mib
+        )
+        over = share is not None and share > 1
+        if est.not_estimated or share is None:
+            note = "; ".join(est.not_estimated) or "no estimate"
+        elif est.dynamic_seq and over:
+            note = f"{outcome}: over only with a batch at the full length (padded batches)"
+        else:
+            said = "estimated over" if over else "within budget"
+            note = f"{outcome} upstream: {said}"
+        yield Row("Swap-attention (outcomes)", name, source, None, share, "of budget", note)
+
+
 # --- MoE: experts, shared experts, router and latent attention, against published figures --
 
 MOE_MODELS: dict[str, dict[str, Any]] = {  # the released configs (config.json of each model)
@@ -609,6 +642,7 @@ SECTIONS: tuple[Callable[[], Iterator[Row]], ...] = (
     mindspeed,
     moe,
     context_parallel,
+    swap,
     documented,
 )
 

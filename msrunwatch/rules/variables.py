@@ -325,7 +325,7 @@ CONFIG = {
     "estimate_covers": "the estimate is complete and models every memory feature the config uses "
     "(a training job, no swap, FSDP, offload, FP8, MoE...): only then is there a memory verdict",
     "estimate_gaps": "list: what the config uses that the estimate does not model (`predict job "
-    "(the estimate models training)`, `MindSpeed --swap-attention ...`)",
+    "(the estimate models training)`, `FSDP (...)`)",
     "estimated_states_actual_mb": "the largest stage's model states alone (weights, gradients, "
     "optimizer) x fragmentation, MiB: over the budget, no activation model can make it fit",
     "estimate_unvalidated": "list: what in the config the estimate was never checked against, "

@@ -52,6 +52,10 @@ REAL: dict[str, int | None] = {
     "ms_qwen25_7b_32k.sh": None,
     "ms_qwen3_30b_a3b_4k.sh": None,
     "pt_qwen25_72b_32k_torchrun.sh": None,
+    # Llama-3.1 128K with ring-attention CP 4, listed as passing (70B: 164%, a warning only)
+    "pt_llama31_8b_128k_cp.sh": None,
+    "pt_llama31_50b_128k_cp.sh": None,
+    "pt_llama31_70b_128k_cp.sh": None,
     "seed001_qwen25_7b_tp2_pp2.sh": None,
     "seed001_qwen25_7b_tp2_pp2_recompute.sh": None,
     # NNODES=${#IPs[@]} cannot be evaluated; TP1 x PP1 x CP16 on NPUS_PER_NODE=8 is 2 nodes
@@ -328,3 +332,50 @@ def test_every_firing_case_renders_message_and_hint(rules: list[Rule]) -> None:
             assert "None" not in finding.message and "None" not in finding.hint, case.id
             assert "()" not in finding.hint and "  " not in finding.hint, case.id
     assert checked >= 60
+
+
+# Hints and messages as a new user reads them (the trial of issue 20)
+
+
+def _script(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "pretrain.sh"
+    path.write_text(text + "\n", encoding="utf-8")
+    return str(path)
+
+
+def test_below_one_multiple_the_hint_offers_only_the_next(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    args = "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --num-layers 28"
+    script = _script(tmp_path, f"torchrun pretrain_gpt.py {args}")
+    code, out = cli(capsys, "check", script, "--devices", "2")
+    assert code == 1
+    assert "use a card count that is a multiple of 4 (4), or change" in out
+    code, out = cli(capsys, "check", script, "--devices", "6")
+    assert code == 1 and "a multiple of 4 (4 or 8)" in out
+
+
+def test_the_worker_count_says_where_it_came_from(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    launch = "--master_port 6000 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 28"
+    script = _script(tmp_path, f"msrun --worker_num 8 --local_worker_num 8 {launch}")
+    code, out = cli(capsys, "check", script, "--devices", "16")
+    assert code == 1
+    assert "16 workers (--devices) but 1 node(s) x 8 workers per node start 8" in out
+    logs = tmp_path / "msrun_log"
+    logs.mkdir()
+    for rank in (0, 1):
+        (logs / f"worker_{rank}.log").write_text(
+            f"[WARNING] DISTRIBUTED(21189{rank},ffffb0b63020,python):2025-09-16-10:02:40.118.315 "
+            "[mindspore/ccsrc/cluster/topology/cluster_context.cc:428] PostProcess] "
+            f"This node {rank} rank id: {rank}\n",
+            encoding="utf-8",
+        )
+    shell = "NPUS_PER_NODE=4\nNNODES=1\nWORLD_SIZE=$(($NPUS_PER_NODE*$NNODES))\n"
+    script = _script(
+        tmp_path, f"{shell}msrun --worker_num $WORLD_SIZE --local_worker_num 4 {launch}"
+    )
+    code, out = cli(capsys, "check", script, str(logs))
+    assert code == 1
+    assert "2 workers (seen in the logs) but 1 node(s) x 4 workers per node start 4" in out

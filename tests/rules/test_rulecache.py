@@ -335,7 +335,11 @@ def test_remembered_analyses_of_other_code_are_not_used(
 
 
 def test_a_search_table_compiles_only_the_entries_it_tries() -> None:
-    table = next(r.lookup.search for r in load_rules() if r.lookup and r.lookup.search)
+    table = next(
+        r.lookup.search
+        for r in load_rules()
+        if r.lookup and r.lookup.search and r.lookup.table == "second-stage.table.yaml"
+    )
     assert table.first_found("no such thing at all") is None
     assert table._patterns.count(None) == len(table.patterns)
     row = table.first_found("RuntimeError: ACL_ERROR_RT_VECTOR_CORE_EXCEPTION 507035")
@@ -363,7 +367,7 @@ def test_search_tables_skip_entries_by_literal_and_find_the_same_rows() -> None:
     for table in SEARCH_TABLES:
         found = [table.first_found(v) for v in VALUES]
         assert found == naive_rows(table, VALUES)
-        assert sum(r is not None for r in found) > 20
+        assert sum(r is not None for r in found) > min(20, len(table.rows))
 
 
 def test_the_search_table_comparison_catches_a_wrong_literal(

@@ -96,3 +96,14 @@ def test_the_context_parallel_band_keeps_every_recipe_that_ran_and_not_the_one_t
     estimated = [r.estimated for r in ran if r.estimated is not None]
     assert estimated and band / max(estimated) >= 1.09  # the widest that ran, and ~10% more
     assert all(r.estimated > band for r in failed)
+
+
+def test_swap_attention_outcomes_fall_on_the_right_side() -> None:
+    rows = [r for r in ROWS if r.group == "Swap-attention (outcomes)"]
+    assert len(rows) == 4
+    for row in rows:
+        assert row.note in (
+            "failed upstream: estimated over",
+            "ran upstream: within budget",
+            "ran: over only with a batch at the full length (padded batches)",
+        ), (row.figure, row.note)

@@ -594,7 +594,7 @@ def test_dynamic_padding_is_a_range_from_the_model_states() -> None:
     [
         ({"job": "predict"}, "predict job"),
         ({"run_mode": "eval", "framework": "mindformers"}, "eval job"),
-        ({"swap_attention": True}, "--swap-attention"),
+        ({"swap_attention": True, "use_flash_attention": False}, "--swap-attention"),
         ({"fsdp": True}, "FSDP"),
         ({"optimizer_offload": True}, "offload"),
     ],
@@ -778,3 +778,46 @@ def test_context_parallel_splits_the_layer_and_adds_the_rings_buffers_to_t_bwd()
     assert split.layer_mib == pytest.approx(whole.layer_mib)  # the same s/cp tokens per rank
     ring = 10240 * 16 * 4 * 128 / 2 / MIB  # K, V, dK, dV sent and received: 16*g*d/t B/token
     assert split.backward_mib - whole.backward_mib == pytest.approx(ring)
+
+
+def test_the_default_pool_is_a_sum_the_reader_can_redo() -> None:
+    # the trial: "15/16 of the free memory = 58178" beside "62069 free" did not add up on the page
+    est = qwen(launcher="msrun")
+    assert est.budget_source == (
+        "MindSpore's default pool (62069 MiB free x 15/16 = 58,189.7, rounded down to 2 MiB, "
+        "less 10 MiB) = 58178 MiB"
+    )
+    assert any(a.endswith("= 61269 MiB the pool can grow to") for a in est.assumptions)
+
+
+# --- MindSpeed --swap-attention -----------------------------------------------------------
+
+
+def test_swap_attention_takes_the_attention_module_off_the_device_but_two_layers() -> None:
+    plain, swapped = qwen().stages[0], qwen(swap_attention=True)
+    terms = swapped.layer_terms
+    assert terms is not None and swapped.covers
+    s0 = swapped.stages[0]
+    # 14 layers x 2 micro-batches in flight lose the self-attention module; 2 come back
+    off = 14 * 2 * terms.attention_module_mib - 2 * terms.attention_module_mib
+    assert (plain.activations_mib or 0) - (s0.activations_mib or 0) == pytest.approx(off)
+    # linear_qkv input (2h/t with SP), Q, K, V and the output's input, the FA statistics
+    tokens = 10240
+    per_token = 2 * 3584 / 2 + (4 * 28 * 128 + 4 * 4 * 128) / 2 + 64 * 28 / 2
+    assert terms.attention_module_mib == pytest.approx(tokens * per_token / MIB)
+    assert any("--swap-attention range" in a for a in swapped.assumptions)
+
+
+def test_swap_attention_with_recompute_num_layers_recomputes_the_first_mlps() -> None:
+    swapped = qwen(swap_attention=True).stages[0]
+    mlp = qwen(swap_attention=True, recompute_method="block", recompute_num_layers=4)
+    terms = mlp.layer_terms
+    assert terms is not None
+    freed = 4 * 2 * terms.mlp_internal_mib  # 4 layers' MLP insides x 2 micro-batches
+    assert (swapped.activations_mib or 0) - (mlp.stages[0].activations_mib or 0) == pytest.approx(
+        freed
+    )
+    assert mlp.stages[0].recompute_mib == pytest.approx(terms.mlp_internal_mib)
+    # full recompute decides by itself: swap-attention adds no MLP recompute
+    full = qwen(swap_attention=True, **FULL_RECOMPUTE).stages[0]
+    assert full.activations_mib == qwen(**FULL_RECOMPUTE).stages[0].activations_mib

@@ -87,6 +87,8 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
     floor = max((s.floor_actual_mib or 0.0 for s in est.stages), default=0.0)
     held = max((s.model_states_mib or 0.0 for s in est.stages), default=0.0) * FRAGMENTATION
     unvalidated = _unvalidated(est.framework, est.inputs, est.vocab_range, config.get("cp_algo"))
+    if config.get("swap_attention") is True:
+        unvalidated.append("MindSpeed --swap-attention (modelled from its documentation)")
     return {
         "stage_layers": [s.layers for s in est.stages] if est.stages else None,
         "estimated_used_mb": round(peak.used_mib) if peak and peak.used_mib else None,

@@ -13,6 +13,7 @@ from msrunwatch.judge.config.memory.oppatterns import as_patterns, op_freed
 from msrunwatch.judge.config.memory.result import FRAGMENTATION, MIB, Estimate, StageEstimate
 from msrunwatch.judge.config.memory.stage import Context, stage
 from msrunwatch.judge.config.memory.states import states
+from msrunwatch.judge.config.memory.swap import swap_attention, swap_range_note
 from msrunwatch.judge.config.memory.terms import layer_terms
 from msrunwatch.read.config.model import TrainingConfig
 
@@ -42,6 +43,10 @@ def estimate(config: TrainingConfig) -> Estimate:
     terms = layer_terms(inp, notes)
     ctx = Context(inp, layers, terms, held, plan, budget_mib, feats)
     ctx = replace(ctx, op_freed=_op_patterns(config, ctx, notes), mask=_mask(config, inp, notes))
+    if not feats.gaps:
+        ctx = replace(ctx, swap=swap_attention(config, plan, layers, notes))
+    if ctx.swap is not None and terms is not None:
+        swap_range_note(terms, notes)
     _note_params_gaps(inp, notes)
     _note_pipeline_assumptions(inp, ctx, notes)
     if feats.dynamic_seq:

@@ -100,7 +100,8 @@ def usable(cfg: TrainingConfig, degrees: Degrees, notes: Notes) -> Budget:
     )
     notes.assume(
         f"card: {where}, less HCCL's {held:g} MiB ({len(groups)} communicators: "
-        f"{', '.join(groups)}; 2 x HCCL_BUFFSIZE {size:g} MB each) = {room:g} MiB for the pool"
+        f"{', '.join(groups)}; 2 x HCCL_BUFFSIZE {size:g} MB each) = {room:g} MiB the pool "
+        "can grow to"
     )
     cap, what = _cap(cfg, free if card else nominal)
     if cap is None or cap >= room:
@@ -116,5 +117,15 @@ def _cap(cfg: TrainingConfig, free: float) -> tuple[float | None, str]:
     if limit is not None:
         return limit, "max_device_memory from the config"
     if _mindspore(cfg):
-        return default_pool(free), "MindSpore's default pool (15/16 of the free memory)"
+        return default_pool(free), _default_pool_sum(free)
     return None, ""
+
+
+def _default_pool_sum(free: float) -> str:
+    """MindSpore's default pool as a sum the reader can redo (runtime.yaml mindspore_pool)."""
+    rule = table("runtime")["mindspore_pool"]
+    num, den = rule["default_ratio"]
+    return (
+        f"MindSpore's default pool ({free:g} MiB free x {num}/{den} = {free * num / den:,.1f}, "
+        f"rounded down to {rule['round_down_mib']} MiB, less {rule['less_mib']} MiB)"
+    )

@@ -14,7 +14,6 @@ from msrunwatch.read.config.entry import job_of_run_mode
 from msrunwatch.read.config.model import TrainingConfig
 
 UNMODELLED: tuple[tuple[str, str], ...] = (
-    ("swap_attention", "MindSpeed --swap-attention (activations swapped to host)"),
     ("swap_optimizer", "MindSpeed --swap-optimizer (optimizer states swapped to host)"),
     ("fsdp", "FSDP (parameters, gradients and states sharded over data parallel)"),
     ("optimizer_offload", "--optimizer-cpu-offload (optimizer states on the host)"),
@@ -92,6 +91,13 @@ def _lora(cfg: TrainingConfig) -> LoRA | None:
 
 def _unmodelled(cfg: TrainingConfig) -> list[str]:
     gaps = [f"not estimated: {what}" for name, what in UNMODELLED if _on(cfg.get(name))]
+    if cfg.get("swap_attention") is True and (
+        cfg.get("use_flash_attention") is not True or _lora(cfg) is not None
+    ):  # MindSpeed swap_attention.md: flash attention is a prerequisite; not with LoRA
+        gaps.append(
+            "not estimated: MindSpeed --swap-attention without flash attention or with LoRA "
+            "(its documentation supports neither)"
+        )
     split = cfg.get("seq_split_num")
     if isinstance(split, int) and not isinstance(split, bool) and split > 1:
         gaps.append(

@@ -47,6 +47,13 @@ class LayerTerms:
     """One MoE layer, nothing recomputed (None for a dense model)."""
     moe_selective_mib: float | None = None
     """One MoE layer with its attention core recomputed."""
+    attention_module_mib: float = 0.0
+    """What one layer's self-attention module keeps (the linear_qkv input, Q, K, V, the core
+    and the output projection's input): what MindSpeed --swap-attention moves to the host."""
+    norms_mib: float = 0.0
+    """The two RMSNorms' inputs and statistics of one layer (swapped too outside mcore)."""
+    mlp_internal_mib: float = 0.0
+    """What a dense MLP keeps beyond its input: freed when the MLP alone is recomputed."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from msrunwatch.judge.config.memory.result import (
     StageEstimate,
 )
 from msrunwatch.judge.config.memory.states import States
+from msrunwatch.judge.config.memory.swap import SwapAttention, swapped_kept
 from msrunwatch.judge.config.memory.terms import (
     adapter_params,
     embedding_params,
@@ -41,6 +42,8 @@ class Context:
     """MindFormers select_recompute by operator pattern: MiB per micro-batch each stage frees."""
     mask: tuple[float, float] = (0.0, 0.0)
     """MindFormers' uncompressed attention mask: (MiB per micro-batch kept, MiB held once)."""
+    swap: SwapAttention | None = None
+    """MindSpeed --swap-attention: what leaves the device (memory/swap.py)."""
 
 
 def stage(i: int, ctx: Context) -> StageEstimate:
@@ -185,7 +188,11 @@ def _activations(
     rerun = min(plan.chunk, full) * t.layer_mib - sel * t.selective_mib - plain * t.layer_mib
     core = (t.layer_mib - t.selective_mib) if sel else 0.0
     per_batch, once = ctx.mask
-    return in_flight * (kept + per_batch) + once, max(0.0, rerun if full else 0.0, core)
+    mlp = 0.0
+    if ctx.swap is not None:
+        off, window, mlp = swapped_kept(ctx.swap, i, t, plain, sel)
+        kept, once = kept - off, once + window
+    return in_flight * (kept + per_batch) + once, max(0.0, rerun if full else 0.0, core, mlp)
 
 
 def _totals(parts: tuple[float | None, ...]) -> tuple[float | None, float | None]:

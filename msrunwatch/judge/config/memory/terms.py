@@ -136,6 +136,9 @@ def layer_terms(inp: Inputs, notes: Notes) -> LayerTerms | None:
         act_fn_mib=tokens * act_fn / MIB,
         moe_layer_mib=moe[0],
         moe_selective_mib=moe[1],
+        attention_module_mib=tokens * (2 * h / sp_div + qkv + core) / MIB,
+        norms_mib=tokens * (4 * h + 8) / sp_div / MIB,
+        mlp_internal_mib=tokens * (mlp - freed) / MIB,
     )
 
 
