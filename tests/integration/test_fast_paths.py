@@ -6,9 +6,10 @@ see msrunwatch/read/shortcuts.py). `shortcuts.off()` turns them all off. Here ev
 (the held-out public excerpts excepted: they are used only through bench/accuracy.py) is
 triaged both ways, and the whole verdicts must be equal: findings (rule, ranks, files, lines,
 messages, counts), every rank's status and facts, the root cause. Every rule's cases are
-read both ways one by one, alone and embedded in a real log in every place a shortcut reads
-(between LossMonitor lines read in bulk, inside floods of prints, repeated), in two block
-sizes, and the facts of every file must be equal: no case meets another, so what one case
+read both ways one by one, alone, and each rule's first firing case also embedded in a real
+log in every place a shortcut reads (between LossMonitor lines read in bulk, inside floods
+of prints, repeated), in two block sizes (every case embedded with
+MSRUNWATCH_EVERY_CASE=1, tests/support.py), and the facts of every file must be equal: no case meets another, so what one case
 fires cannot hide what another misses. Random lines (faults, tracebacks, GLOG lines of every
 level, compile markers, LossMonitor lines with finite and non-finite losses, floods) are
 injected at random places into small fixtures, read in blocks of random sizes, and triaged
@@ -63,9 +64,9 @@ def test_every_fixture_reads_the_same_with_and_without_shortcuts(case: Path) -> 
 def test_every_rules_cases_read_the_same_alone_and_embedded(
     rule: str, case_root: Path, fast_matcher: LineMatcher
 ) -> None:
-    """Each case of the rule on its own, then inside a real log where every shortcut reads
-    its lines (see fastpaths.embedded), in two block sizes: the facts of every file equal
-    those read with every shortcut off."""
+    """Each case of the rule on its own, then (its first firing case: fastpaths.placings)
+    inside a real log where every shortcut reads its lines (see fastpaths.embedded), in two
+    block sizes: the facts of every file equal those read with every shortcut off."""
     for case in (c for c in RULE_CASES if c.rule == rule):
         found = fast_difference(case, case_root, fast_matcher)
         assert found is None, found

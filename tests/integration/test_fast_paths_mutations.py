@@ -24,6 +24,7 @@ from tests.integration.fastpaths import (
     RULE_CASES,
     RULES,
     fast_difference,
+    placings,
     readings,
     slow_facts,
 )
@@ -228,7 +229,7 @@ def test_a_shortcut_that_skips_a_rule_is_caught(
     name: str, case_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for case in RULE_CASES:  # the slow path's facts, before the sabotage
-        for embed in (False, True):
+        for embed in placings(case):
             for block in readings(embed):
                 slow_facts(case, case_root, embed, block)
     SABOTAGES[name](monkeypatch)
