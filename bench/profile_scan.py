@@ -12,9 +12,11 @@ Three tables, each printed as Markdown:
   the scan of the file as it is, against the scan of the same file with every line of that
   kind replaced by a copy of the INFO line before it (same times, about the same bytes; an
   INFO line without a compile marker is what the block passes skip). The difference over
-  the number of lines replaced is the cost of one line of the kind; `all read lines` replaces
-  every kind at once (the per-line average). The kinds are told apart here, on the bytes,
-  by this script's own patterns, not by msrunwatch's: the figures stay comparable before
+  the number of lines replaced is the cost of one line of the kind; `lines read one at a
+  time` replaces every kind but the quiet lines at once (their average is issue 22's
+  per-line CPU), `all of these kinds` every kind. The kinds are told apart here, on the
+  bytes, by this script's own patterns (and whether a line is quiet by msrunwatch's
+  read.quiet, as every tree since issue 13 has it), so the figures stay comparable before
   and after a change of the reader.
 - *Passes alone.* The primitive passes over one 8 MiB block, timed on their own.
 
@@ -36,6 +38,7 @@ from pathlib import Path
 from msrunwatch.read import patterns as P
 from msrunwatch.read.extract import Extractor
 from msrunwatch.read.facts import FileRole
+from msrunwatch.read.quiet import QuietLines, quiet_lines
 from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.matcher import LineMatcher
@@ -45,15 +48,24 @@ BLOCK = 8 << 20
 GLOG = re.compile(rb"\[(DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] [A-Za-z_]+\(")
 MARKER = re.compile(rb"\[PROF\](?!PreLaunchCommKernel )|compiling")
 LOSS = re.compile(rb"epoch: \d")
-KINDS = ("compile-marker INFO", "WARNING/ERROR/CRITICAL", "LossMonitor", "no GLOG header")
+KINDS = (
+    "compile-marker INFO",
+    "WARNING/ERROR/CRITICAL",
+    "LossMonitor",
+    "no GLOG header, read",
+    "no GLOG header, quiet",
+)
 """The kinds of line a scan reads; every other line is an INFO line the block passes skip
-(or the per-step `[PROF]PreLaunchCommKernel` timing, skipped too)."""
-READERS = ("line", "progress_line", "stage_line")
+(or the per-step `[PROF]PreLaunchCommKernel` timing, skipped too). A quiet line (no GLOG
+header, nothing any rule or fact looks for: msrunwatch.read.quiet) was never read one at a
+time; the others are "the lines read one at a time" of issue 22 (about 186 per MiB here)."""
+ONE_AT_A_TIME = set(KINDS[:4])
+READERS = ("line", "progress_line", "stage_line", "stage_lines")
 """The extractor's entries for a line the scanner hands it (those an older tree has)."""
 FILLER = b"[INFO] ME(1,1,python):2026-01-01-00:00:00.000.000 [filler.cc:1] Filler] filler"
 
 
-def kind(line: bytes) -> str | None:
+def kind(line: bytes, quiet: QuietLines) -> str | None:
     """The kind of a line (without its newline), None for a skipped INFO line."""
     header = GLOG.match(line)
     if header is not None:
@@ -62,16 +74,18 @@ def kind(line: bytes) -> str | None:
         return KINDS[1]
     if line.startswith(b"[PROF]PreLaunchCommKernel "):
         return None
-    return KINDS[2] if LOSS.match(line) else KINDS[3]
+    if LOSS.match(line):
+        return KINDS[2]
+    return KINDS[4] if quiet.quiet(line) else KINDS[3]
 
 
-def replaced(data: bytes, kinds: set[str]) -> tuple[bytes, int]:
+def replaced(data: bytes, kinds: set[str], quiet: QuietLines) -> tuple[bytes, int]:
     """The data with every line of these kinds replaced by the INFO line before it (cut or
     padded to the line's length when it is long enough), and how many were replaced."""
     out: list[bytes] = []
     last_info, count = FILLER, 0
     for line in data.split(b"\n"):
-        found = kind(line)
+        found = kind(line, quiet)
         if found is None:
             if GLOG.match(line):
                 last_info = line
@@ -97,6 +111,11 @@ def best(fn: Callable[[], object], repeat: int) -> float:
 
 
 def scan(data: bytes, matcher: LineMatcher) -> None:
+    """One process's scan of `data`, as in a run that meets its lines for the first time:
+    the matcher's record of the lines it matched (and its budgets) starts again, so a line
+    scanned before is searched again; its compiled patterns and shape memos are kept, as
+    a run has them warm after its first blocks."""
+    matcher.fresh_budget()
     scanner = FileScanner("worker_0.log", "logs", FileRole.WORKER, matcher, 0)
     for i in range(0, len(data), BLOCK):
         scanner.feed(data[i : i + BLOCK])
@@ -131,8 +150,10 @@ def parts(data: bytes, matcher: LineMatcher, repeat: int) -> dict[str, float]:
 def by_kind(data: bytes, matcher: LineMatcher, repeat: int) -> list[tuple[str, int, float]]:
     """(kind, lines, CPU seconds those lines cost) for each kind and for all of them.
     The scans of the file and of each variant are interleaved, best of `repeat` each."""
-    variants = {name: replaced(data, {name}) for name in KINDS}
-    variants["all read lines"] = replaced(data, set(KINDS))
+    quiet = quiet_lines(matcher)
+    variants = {name: replaced(data, {name}, quiet) for name in KINDS}
+    variants["lines read one at a time"] = replaced(data, ONE_AT_A_TIME, quiet)
+    variants["all of these kinds"] = replaced(data, set(KINDS), quiet)
     scans: dict[str, list[float]] = {name: [] for name in ("as is", *variants)}
     for _ in range(repeat):
         for name in scans:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from msrunwatch.commands import stdin
 from msrunwatch.commands.common import (
@@ -22,6 +23,9 @@ from msrunwatch.commands.common import (
 )
 from msrunwatch.commands.triage import post_mortem, post_mortem_options
 from msrunwatch.core.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from msrunwatch.rules.model import Rule
 
 
 def _fails(report: Any, fail_on: str) -> bool:
@@ -52,6 +56,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     with stdin.spooled(args.targets) as targets:
         report = stdin.relabel(check_targets(targets, rules, launch), targets)
+        rules = applied(rules, targets)
     out = render(report, rules, args.format)
     if args.format == "text" and args.output in (None, "-") and use_color(args.color, sys.stdout):
         out = colour_lines(out)
@@ -63,6 +68,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         with open(summary, "a", encoding="utf-8") as fh:
             fh.write(github.summary(report, rules))
     return ExitCode.FINDINGS if _fails(report, settings.fail_on) else ExitCode.OK
+
+
+def applied(rules: Sequence[Rule], targets: Sequence[str]) -> list[Rule]:
+    """The rules the check applied, as its reports count and list them (JUnit's testcases,
+    the summary's rule count): the config rules only when a config was checked (the trial
+    found 78 config rules as green JUnit tests of a job that checked only logs)."""
+    from msrunwatch.drivers.check import is_config, is_config_dir
+    from msrunwatch.rules.model import Scope
+
+    if any(is_config(t) or is_config_dir(t) for t in targets):
+        return list(rules)
+    return [r for r in rules if r.scope is not Scope.CONFIG]
 
 
 def colour_lines(text: str) -> str:

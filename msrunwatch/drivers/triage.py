@@ -11,6 +11,7 @@ from msrunwatch.drivers import cluster
 from msrunwatch.drivers.options import PostMortem
 from msrunwatch.drivers.postmortem import last_written, with_clock
 from msrunwatch.drivers.reading import Progress, plan, scan_all, scan_file, usable_cpus
+from msrunwatch.drivers.runs import one_run_each
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
@@ -59,6 +60,7 @@ def triage(
     warnings: list[str] = []
     files = find_logs(targets, consoles, warnings)
     facts = scan_all(files, rules, progress)
+    one_run_each(facts)
     written = last_written(post, files)
     del files  # before the run is assembled (100,000 LogFiles are 56 MiB of a large check's peak)
     failed = [f"could not read {f.error}" for f in facts if f.error]

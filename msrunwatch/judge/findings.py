@@ -80,6 +80,13 @@ def _first_time(f: Finding) -> float:
     return first.time if first is not None and first.time is not None else float("inf")
 
 
+def _naming(f: Finding, cause: RootCause | None) -> Finding:
+    """The root-cause finding names the verdict's ranks when it was seen on others."""
+    if f.role != "root-cause" or cause is None or set(cause.ranks) <= set(f.ranks):
+        return f
+    return replace(f, cause_ranks=cause.ranks)
+
+
 def findings(
     found: Sequence[Sighting],
     cause: RootCause | None,
@@ -101,6 +108,6 @@ def findings(
     for syn in extra:
         is_root = cause is not None and cause.rule == syn.rule.id and cause.file is None
         out.append(_synthetic_finding(syn, _role(syn.rule, syn.ranks, cause, is_root)))
-    out = _fold_restatements(out, rules)
+    out = [_naming(f, cause) for f in _fold_restatements(out, rules)]
     out.sort(key=lambda f: (-f.severity.rank, ROLE_ORDER[f.role], _first_time(f)))
     return out

@@ -69,6 +69,10 @@ class Finding:
     fingerprint: str = ""
     restated_by: tuple[str, ...] = ()
     """Rules whose findings only repeated this one and were folded into it."""
+    cause_ranks: tuple[int, ...] = ()
+    """The root cause's ranks, when its evidence was seen on others (a waiter's timeout
+    naming the rank it waited for, the scheduler's word on one rank of a node lost whole):
+    the row called root cause names the ranks the verdict names."""
 
     @property
     def first(self) -> Occurrence | None:

@@ -22,7 +22,7 @@ from msrunwatch.judge.sightings import Sighting
 from msrunwatch.judge.statuses import first_lost
 from msrunwatch.read.cluster import Group
 from msrunwatch.rules.matcher import capture_value
-from msrunwatch.rules.model import Rule
+from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import rank_ranges
 from msrunwatch.rules.vocab import Blame, Role, Severity
 
@@ -98,6 +98,19 @@ def _ties(
     return ranks, widest
 
 
+def _said_by(first: Sighting) -> str:
+    """Why the earliest cause decided, in words that say who said it: a rank's own line,
+    msrun's console about a rank's process, a rank rule reading a rank's log as a whole (an
+    absence, or lines counted), or the scheduler or msrun about the job."""
+    if first.rank is None:
+        return "the earliest fault the scheduler or msrun logged about the job itself"
+    if first.rule.scope is Scope.RANK:
+        return "the earliest fault read from a rank's whole log, not from one line of it"
+    if first.by_msrun:
+        return "the earliest fault msrun reported about a rank's process"
+    return "the earliest fault a rank logged about itself"
+
+
 def from_causes(found: Sequence[Sighting], clocks: Clocks | None = None) -> RootCause | None:
     """Preference 1: the earliest own cause (with the ones its clock cannot tell apart)."""
     causes = [s for s in found if _is_cause(s)]
@@ -105,9 +118,7 @@ def from_causes(found: Sequence[Sighting], clocks: Clocks | None = None) -> Root
         return None
     first = causes[0]
     same = _same_fault(first, causes)
-    reason = "the earliest fault a rank logged about itself"
-    if first.rank is None:
-        reason = "the earliest fault the scheduler or msrun logged about the job itself"
+    reason = _said_by(first)
     if first.rule.blame is Blame.ALL:
         ranks = sorted({s.rank for s in same if s.rank is not None})
         if len(ranks) > 1:  # a fault every rank meets alike (its rule blames all): all named

@@ -32,6 +32,8 @@ class Sighting:
     own: bool
     """Logged by the rank itself (or msrun about its process), not by the scheduler."""
     occurrence: Occurrence
+    by_msrun: bool = False
+    """Said by msrun's console (about a rank's process, or the job), not a rank's own log."""
 
     @property
     def sort_key(self) -> tuple[float, int, int]:
@@ -150,7 +152,9 @@ def sightings(run: RunFacts, rules: Mapping[str, Rule]) -> list[Sighting]:
         if rule is not None:
             if own and facts.role is FileRole.WORKER and teardown.after_end(facts, hit):
                 rule = teardown(rule)
-            found.append(Sighting(hit, rule, rank, own, _occurrence(facts, hit, rank)))
+            where = _occurrence(facts, hit, rank)
+            by_msrun = facts.role in (FileRole.CONSOLE, FileRole.MSRUN)
+            found.append(Sighting(hit, rule, rank, own, where, by_msrun))
 
     for rank in run.ranks:
         for facts, hit in rank.hits:

@@ -38,6 +38,7 @@ from msrunwatch.read.cluster import Group
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Rule
+from msrunwatch.rules.template import rank_ranges
 from msrunwatch.rules.variables import RUN_ALIASES, RunState, values
 from msrunwatch.rules.vocab import Severity
 
@@ -87,6 +88,7 @@ def _run_state(
         killed_ranks=killed,
         failed_ranks=with_status(Status.FAILED),
         root_ranks=root,
+        root_who=f"rank(s) {rank_ranges(root)}" if root else "the job",
         has_cause=cause is not None,
         stopped_ranks=sorted(halted),
         quiet_for_s=over.quiet_s if over else None,

@@ -18,6 +18,9 @@ from msrunwatch.read.timestamps import parse_glog
 from msrunwatch.rules.matcher import LineMatcher
 
 QUIET_LEVELS = ("INFO", "DEBUG")
+StageTiming = tuple[str, str, str, str, int]
+"""A compile stage timing line read from the bytes: its pid, time, stage, msec and line
+number (0 when nothing needs it: only compile_graph's and the last line's are counted)."""
 FAULT_LEVELS = ("ERROR", "CRITICAL")
 
 
@@ -61,16 +64,32 @@ class GlogLines(Records):
                 self._fault(lineno, text)
             self._rules(text, lineno, offset, when, True, header["level"])
 
-    def stage_line(self, pid: str, ts: str, stage: str, ms: str, lineno: int, start: int) -> None:
-        """A GLOG INFO line whose message is a compile stage's timing and holds nothing else
-        `_message` looks for (the scanner checked: P.STAGE_LINE, P.stage_only): what `line`
-        does with it, without reading it whole."""
+    def stage_lines(self, timings: list[StageTiming], start: int) -> None:
+        """GLOG INFO lines whose messages are compile stage timings and hold nothing else
+        `_message` looks for (the scanner checked each: P.STAGE_LINE, P.stage_only), one
+        after another with no other line read between them: what `line` does with each of
+        them, at once (issue 22: a real log has about 80 a MiB). Each line ends the record
+        before it, so only the first can end one; `start`: where the last one starts."""
         self._traceback.reset()
-        when = self._header(ts, pid, lineno)
-        self._line_time = when or self._line_time
+        self._new_record()
+        pids, first, last, latest = self._pids, self._first_time, self._last_time, None
+        stages = []
+        for pid, ts, stage, ms, lineno in timings:
+            when = parse_glog(ts)
+            if when is not None:
+                latest = when or latest
+                if first is None:
+                    first = when
+                if last is None or when > last:
+                    last = when
+            if len(pids) < 64 or pid in pids:
+                pids[pid] += 1
+            stages.append((stage, ms, when, lineno))
+        self._first_time, self._last_time = first, last
+        self._line_time = latest or self._line_time
         self._around, self._floor = None, start
-        self._compile.stage(stage, ms, when, lineno)
-        self._last_line = lineno
+        self._compile.stages(stages)
+        self._last_line = timings[-1][4]
 
     @property
     def first_time_known(self) -> bool:

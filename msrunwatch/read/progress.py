@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from msrunwatch.core.numbers import median, to_float, to_int
@@ -55,10 +55,18 @@ class CompileTracker:
 
     def stage(self, stage: str, ms: str, when: float | None, lineno: int) -> None:
         """A GLOG `[PROF]<stage> costs <ms> msec` line."""
+        self.stages(((stage, ms, when, lineno),))
+
+    def stages(self, timings: Iterable[tuple[str, str, float | None, int]]) -> None:
+        """GLOG stage timings, one after another (read.glog's stage_lines): (stage, msec,
+        time, line number) each."""
         self._stats = None
-        self._glog_graphs += self._add(self._glog, stage, ms)
-        if stage == COMPILE_TOTAL:
-            self._last_end, self._end_line, self._glog_end = when, lineno, True
+        glog, graphs = self._glog, 0
+        for stage, ms, when, lineno in timings:
+            graphs += self._add(glog, stage, ms)
+            if stage == COMPILE_TOTAL:
+                self._last_end, self._end_line, self._glog_end = when, lineno, True
+        self._glog_graphs += graphs
 
     def bare_line(self, text: str, when: float | None, lineno: int = 0) -> None:
         """A `[PROF]...` line printed to stdout."""

@@ -17,6 +17,7 @@ from msrunwatch.read import shortcuts
 from msrunwatch.read.around import Around, header_time, time_before
 from msrunwatch.read.extract import READ_WHOLE, Extractor
 from msrunwatch.read.facts import FileFacts, FileRole
+from msrunwatch.read.progress import COMPILE_TOTAL
 from msrunwatch.read.quiet import quiet_lines
 from msrunwatch.rules.matcher import LineMatcher
 
@@ -30,6 +31,8 @@ RUN_LINES = 64
 """Quiet lines in a row after which the rest of the run is told apart in bulk (_run)."""
 RUN_SLICE = 256 << 10
 """Bytes of such a run split into lines at a time: what it holds in memory."""
+
+_COMPILE_TOTAL = COMPILE_TOTAL.encode()
 
 Quiet = tuple[int, int, int, int]
 """A run of quiet lines, one after another: the start of its first line and of its last
@@ -225,8 +228,9 @@ class FileScanner:
         return starts, epochs, quiet
 
     def _marked(self, buf: bytes, end: int) -> set[int]:
-        """Starts of the INFO lines with a compile marker; those that are a compile stage's
-        timing and nothing else go to self._stages with their fields, to be read fast."""
+        """Starts of the INFO lines with a compile marker to read, but those that are a
+        compile stage's timing and nothing else: they go to self._stages with their fields,
+        in order, to be read a run at a time (_stage_run)."""
         found: set[int] = set()
         stages = self._stages
         stages.clear()
@@ -239,7 +243,7 @@ class FileScanner:
                 stage = P.STAGE_LINE.match(buf, start)
                 if stage is not None and self._only_stage(buf, stage, end):
                     stages[start] = stage
-        return found
+        return found.difference(stages)
 
     def _only_stage(self, buf: bytes, stage: re.Match[bytes], end: int) -> bool:
         """The stage line `stage` matched is ASCII, not too long, and its message holds no
@@ -326,17 +330,54 @@ class FileScanner:
         if epochs:
             starts = sorted([*starts, *epochs])
         self._at = self._lines, 1
-        q = 0
+        q = s = 0
+        stages = list(self._stages)
         for start in starts:
+            if s < len(stages) and stages[s] < start:
+                q, s = self._stage_run(buf, end, quiet, q, stages, s, start)
             if q < len(quiet) and quiet[q][0] < start:
                 q = self._pass_quiet(buf, end, quiet, q, bisect.bisect_left(quiet, (start,), q))
             self._read(buf, end, start, start in bulk, start in parsed)
+        if s < len(stages):
+            q, s = self._stage_run(buf, end, quiet, q, stages, s, end + 1)
         if q < len(quiet):
             self._pass_quiet(buf, end, quiet, q, len(quiet))
         lineno, counted = self._at
         self._lines = lineno + P.newlines(buf, counted, end + 1)
         self._settle(buf, end)
         self.extractor.block_time = self._block_end_time(buf, end) or self.extractor.block_time
+
+    def _stage_run(
+        self,
+        buf: bytes,
+        end: int,
+        quiet: list[Quiet],
+        q: int,
+        stages: list[int],
+        first: int,
+        limit: int,
+    ) -> tuple[int, int]:
+        """Read the compile stage lines stages[first:] that start before `limit` (no other
+        line is read between them) at once: the quiet runs before the first are passed
+        over as before any line, those between them only counted (a stage line ends every
+        record: the reader is at rest after it). Only compile_graph's line number and the
+        last one's are needed. Returns the next quiet run and the next stage line."""
+        stop = bisect.bisect_left(stages, limit, first)
+        head, tail = stages[first], stages[stop - 1]
+        if q < len(quiet) and quiet[q][0] < head:
+            q = self._pass_quiet(buf, end, quiet, q, bisect.bisect_left(quiet, (head,), q))
+        lineno, counted = self._at
+        timings = []
+        for start in stages[first:stop]:
+            pid, ts, stage, ms = self._stages[start].group("pid", "ts", "stage", "ms")
+            number = 0
+            if stage == _COMPILE_TOTAL or start == tail:
+                lineno += P.newlines(buf, counted, start)
+                counted, number = start, lineno + 1
+            timings.append((pid.decode(), ts.decode(), stage.decode(), ms.decode(), number))
+        self._at = lineno, counted
+        self.extractor.stage_lines(timings, tail)
+        return bisect.bisect_left(quiet, (tail,), q), stop
 
     def _pass_quiet(self, buf: bytes, end: int, quiet: list[Quiet], first: int, stop: int) -> int:
         """Pass over the runs of quiet lines quiet[first:stop] (no other line chosen between
@@ -367,11 +408,6 @@ class FileScanner:
         lineno, counted = self._at
         lineno += P.newlines(buf, counted, start)
         self._at = lineno, start
-        stage = self._stages.pop(start, None)
-        if stage is not None:
-            pid, ts, _, name, ms = (g.decode("ascii") for g in stage.groups())
-            self.extractor.stage_line(pid, ts, name, ms, lineno + 1, start)
-            return
         stop = buf.find(b"\n", start, end + 1)
         raw = buf[start : stop if stop != -1 else end]
         if raw.endswith(b"\r"):

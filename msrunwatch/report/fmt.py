@@ -131,6 +131,11 @@ def headroom(report: Report) -> str:
     return f"peak {mib(r.memory.peak_actual_mb)} of {mib(limit)} usable on rank {r.rank}: {room}"
 
 
+def count(n: int, noun: str) -> str:
+    """`1 rank`, `2 ranks`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def ranks_text(ranks: Iterable[int]) -> str:
     items = list(ranks)
     if not items:
@@ -215,19 +220,48 @@ def cause_subject(report: Report) -> str:
     return ranks_text(c.ranks) if c and c.ranks else "the job"
 
 
+ONE_RANK_VERB = {
+    Status.FAILED: "failed first",
+    Status.KILLED: "was killed first",
+    Status.TIMED_OUT: "timed out first",
+    Status.STALLED: "hung first",
+    Status.STOPPED: "stopped first",
+    Status.FINISHED: "finished, with",
+    Status.UNKNOWN: "left no log",
+}
+"""What the root cause's one rank did, in the words of its status (the table's)."""
+RANKS_VERB = {
+    Status.FAILED: "failed",
+    Status.KILLED: "were killed",
+    Status.TIMED_OUT: "timed out",
+    Status.STALLED: "hung",
+    Status.STOPPED: "stopped",
+    Status.FINISHED: "finished, with",
+    Status.UNKNOWN: "left no log",
+}
+"""What the root cause's ranks did when they all have one status."""
+DOWN = frozenset({Status.FAILED, Status.KILLED, Status.TIMED_OUT, Status.STALLED, Status.STOPPED})
+
+
 def cause_verb(report: Report) -> str:
-    """What the root-cause ranks did, in the words of their status: `failed first`, `hung
-    first` when every one of them is stalled, `finished, with` when they ended normally, `left
-    no log` when none has a log (the verdict and the table say the same)."""
+    """What the root-cause ranks did, in the words of their status, so the headline never
+    says `failed` above a count with no failed rank: `was killed first`, `hung first`,
+    `timed out`, `finished, with` (a normal end, yet the fault: early-exit, over budget),
+    `left no log` (the job expected them; what they did is not in these logs); ranks of
+    several such statuses `went down`; a rank still at work `showed first` the fault."""
     c = report.root_cause
     ranks = set(c.ranks) if c else set()
-    named = [r.status for r in report.ranks if r.rank in ranks]
-    if named and all(s is Status.UNKNOWN for s in named):
-        return "left no log"  # the job expected them; what they did is not in these logs
-    if named and all(s is Status.FINISHED for s in named):
-        return "finished, with"  # a normal end, yet the fault (early-exit, over budget)
-    verb = "hung" if named and all(s is Status.STALLED for s in named) else "failed"
-    return f"{verb} first" if len(ranks) == 1 else verb
+    named = {r.status for r in report.ranks if r.rank in ranks}
+    if not ranks:
+        return "failed"  # the job: the scheduler's or msrun's fault about the job itself
+    if len(named) == 1:
+        (status,) = named
+        verbs = ONE_RANK_VERB if len(ranks) == 1 else RANKS_VERB
+        if status in verbs:
+            return verbs[status]
+    if named and named <= DOWN:
+        return "went down"
+    return "showed first" if len(ranks) == 1 else "showed"
 
 
 def join_path(log_dir: str | None, file: str) -> str:
@@ -249,8 +283,16 @@ def where_path(log_dir: str | None, file: str | None, line: int | None) -> str:
 
 
 def about(f: Finding) -> str:
-    """Whom a finding is about: its ranks, else the config it points at (no log directory),
-    else the scheduler or msrun, else the whole run."""
+    """Whom a finding is about: the root cause's ranks when it was seen on others (`rank 1
+    (evidence on rank 0)`), else where it was seen (seen_on)."""
+    if f.cause_ranks:
+        return f"{ranks_text(f.cause_ranks)} (evidence on {seen_on(f)})"
+    return seen_on(f)
+
+
+def seen_on(f: Finding) -> str:
+    """Where a finding was seen: its ranks, else the config it points at (no log
+    directory), else the scheduler or msrun, else the whole run."""
     if f.ranks:
         return ranks_text(f.ranks)
     first = f.first
@@ -264,14 +306,15 @@ def nodes(report: Report) -> str:
     counts = Counter(n.state for n in report.nodes)
     states = ", ".join(f"{counts[s]} {s}" for s in ("complete", "partial", "missing") if counts[s])
     measured = [n for n in report.nodes if n.brackets]
-    text = f"{len(report.nodes)} ({states})"
+    live = live_states(report)
+    # the cluster view: `2 reporting (facts: 2 complete)`, the count said once
+    text = f"{live} (facts: {states})" if live else f"{len(report.nodes)} ({states})"
     if report.clock_reference:
         text += f"; times on {report.clock_reference}'s clock (the scheduler's)"
     if measured:
         worst = max(n.error_s or 0.0 for n in measured)
         text += f", {len(measured)} node clocks measured (within ±{worst * 1000:,.1f} ms)"
-    live = live_nodes(report)
-    return f"{live}; {text}" if live else text
+    return text
 
 
 LIVE_ORDER = ("blind", "stale", "missing", "reporting", "ended")
@@ -280,6 +323,14 @@ LIVE_ORDER = ("blind", "stale", "missing", "reporting", "ended")
 def live_nodes(report: Report, most: int = 3) -> str:
     """The cluster view's nodes: `256 nodes: 254 reporting, 1 stale (node-003), 1 blind
     (node-137)`, the worst first, naming the nodes not seen now; empty outside it."""
+    states = live_states(report, most)
+    if not states:
+        return ""
+    return f"{sum(n.live is not None for n in report.nodes):,} nodes: {states}"
+
+
+def live_states(report: Report, most: int = 3) -> str:
+    """`254 reporting, 1 stale (node-003), 1 blind (node-137)` (live_nodes)."""
     states = [n.live for n in report.nodes if n.live is not None]
     if not states:
         return ""
@@ -294,4 +345,4 @@ def live_nodes(report: Report, most: int = 3) -> str:
             more = f" +{len(names) - most}" if len(names) > most else ""
             text += f" ({', '.join(names[:most])}{more})"
         parts.append(text)
-    return f"{len(states):,} nodes: " + ", ".join(parts)
+    return ", ".join(parts)

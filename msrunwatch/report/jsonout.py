@@ -133,6 +133,7 @@ def finding(f: Finding) -> dict[str, Any]:
         "count": f.count,
         "fingerprint": f.fingerprint,
         "restated_by": list(f.restated_by),
+        "cause_ranks": list(f.cause_ranks),
         "occurrences": [occurrence(o) for o in f.occurrences],
     }
 

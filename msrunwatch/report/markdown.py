@@ -5,14 +5,9 @@ from __future__ import annotations
 from msrunwatch.core.sanitize import markdown as _escape
 from msrunwatch.core.sanitize import markdown_code as _code
 from msrunwatch.judge.model import Report
-from msrunwatch.read.timestamps import clock
 from msrunwatch.report import fmt, text
 
 MAX_ROWS = 64
-HEADER = (
-    "rank", "status", "step", "loss", "compile", "peak", "actual", "limit",
-    "device", "last line", "first error",
-)  # fmt: skip
 
 
 def _verdict(report: Report) -> list[str]:
@@ -44,33 +39,15 @@ def _verdict(report: Report) -> list[str]:
 
 
 def _table(report: Report, show_all: bool) -> list[str]:
+    """The text report's columns (those some rank has data for), as a Markdown table."""
     ranks = list(report.ranks)
     shown = ranks if show_all else ranks[:MAX_ROWS]
+    columns = text.table_columns(shown, hosts=bool(report.nodes))
     out = [
-        "| " + " | ".join(HEADER) + " |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|",
+        "| " + " | ".join(title.lower() for title, _, _ in columns) + " |",
+        "|" + "|".join("---:" if right else "---" for _, _, right in columns) + "|",
     ]
-    for r in shown:
-        m = r.memory
-        out.append(
-            "| "
-            + " | ".join(
-                [
-                    str(r.rank),
-                    r.status.value,
-                    fmt.step(r),
-                    fmt.loss(r.progress.loss if r.progress else None),
-                    fmt.compile_seconds(r),
-                    fmt.mib(m.peak_used_mb if m else None),
-                    fmt.mib(m.peak_actual_mb if m else None),
-                    fmt.mib(m.used_mb if m else None),
-                    fmt.mib(m.device_mb if m else None),
-                    clock(r.last_time),
-                    _escape(fmt.first_error(r)),
-                ]
-            )
-            + " |"
-        )
+    out += ["| " + " | ".join(_escape(get(r)) for _, get, _ in columns) + " |" for r in shown]
     if any(r.memory for r in shown):
         out.append(f"\n_{text.MEMORY_LEGEND[0].upper()}{text.MEMORY_LEGEND[1:]}._")
     if len(shown) < len(ranks):

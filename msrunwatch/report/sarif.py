@@ -89,10 +89,12 @@ def _rules_used(report: Report, rules: Sequence[Rule]) -> list[Rule]:
 
 
 def _message(f: Finding) -> str:
-    """The finding's message, naming its ranks when there are several."""
+    """The finding's message in human units (code scanning shows this text, as the other
+    formats show `64.0 GiB`), naming its ranks when there are several."""
+    said = fmt.human_sizes(f.message)
     if len(f.ranks) > 1:
-        return f"{f.message} ({fmt.ranks_text(f.ranks)})"
-    return f.message
+        return f"{said} ({fmt.ranks_text(f.ranks)})"
+    return said
 
 
 def _location(path: str, line: int | None) -> dict[str, Any]:

@@ -25,7 +25,8 @@ MEMORY_LEGEND = (
 Column = tuple[str, Callable[[RankReport], str], bool]
 
 
-def _columns(ranks: Sequence[RankReport], hosts: bool = False) -> list[Column]:
+def table_columns(ranks: Sequence[RankReport], hosts: bool = False) -> list[Column]:
+    """The table's columns: only those some rank has data for (Markdown's too)."""
     has_memory = any(r.memory for r in ranks)
     has_progress = any(r.progress for r in ranks)
     has_compile = any(r.compile for r in ranks)
@@ -85,7 +86,7 @@ def _table(report: Report, style: fmt.Style, show_all: bool) -> list[str]:
     rows, note = _visible(report, show_all)
     if not rows:
         return ["  (no ranks)"]
-    columns = _columns(rows, hosts=bool(report.nodes))
+    columns = table_columns(rows, hosts=bool(report.nodes))
     cells = [[safe(get(r)) for _, get, _ in columns] for r in rows]
     widths = [
         max(len(title), *(len(c[i]) for c in cells)) for i, (title, _, _) in enumerate(columns)
@@ -153,12 +154,14 @@ def _finding(f: Finding, style: fmt.Style) -> list[str]:
     return lines
 
 
-def verdict(report: Report, color: bool = False) -> str:
+def verdict(report: Report, color: bool = False, consoles: Sequence[str] = ()) -> str:
     """The verdict alone (what stays on a terminal after the live view closes), the
-    warnings, and the command that prints the rest."""
+    warnings, and the command that prints the rest: with the consoles the view read
+    (`--console`), or triage would read fewer files and say less than the view did."""
     out = _verdict(report, fmt.Style(color))
     out.extend(safe(f"warning: {warning}") for warning in report.warnings)
-    targets = " ".join(shlex.quote(d) for d in report.log_dirs)
+    given = [*report.log_dirs, *(a for c in consoles for a in ("--console", c))]
+    targets = " ".join(shlex.quote(d) for d in given)
     out.append(safe(f"  every rank and finding: msrunwatch triage {targets}"))
     return "\n".join(out) + "\n"
 

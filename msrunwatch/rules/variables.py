@@ -197,6 +197,11 @@ class RunState:
     root_ranks: list[int] = var(
         "list: the ranks of the root cause found from log lines and rank rules", ()
     )
+    root_who: str = var(
+        "text: who the root cause is, for messages: 'rank(s) 2-3', or 'the job' when the "
+        "cause names no rank (the scheduler's or msrun's own fault)",
+        "the job",
+    )
     has_cause: bool = var("a rank logged a fault of its own", False)
     stopped_ranks: list[int] = var(
         "list: post mortem, ranks whose log stops without an end marker or a fault in a run "

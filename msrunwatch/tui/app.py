@@ -151,10 +151,12 @@ class MsrunwatchApp(App[int]):
                     self.screen.show(rank, report.findings)
 
     def on_logs_found(self, message: LogsFound) -> None:
-        """Before the first snapshot: say that the logs found are being read."""
+        """Before the first snapshot: say that the logs found are being read (and no longer
+        that the directory is awaited: it is there, its logs listed)."""
         if self.last is None:
             reading = f"reading {message.count} logs…" if message.count else EMPTY
             self.header.reading = message.count
+            self.header.awaiting = None
             self.table.empty_text = reading
             self.header.refresh()
             self.table.refresh()

@@ -71,24 +71,50 @@ def printable(text: str) -> str:
     return terminal(text.replace("\n", " ")).expandtabs(4)
 
 
+LONG_WORD = 20
+"""A word this long (an operator's path, a kernel name) may lose its middle alone."""
+TAIL_SHARE = 0.6
+"""Of a message cut between words, the share kept from its end (where a Python
+exception's `(at file.py:79 in func)` and an OOM's size are)."""
+
+
 def middle_cut(text: str, width: int) -> str:
-    """`text` in `width` characters with its ends kept: the longest words (an operator's
-    path, a file name) lose their middles first, so what follows them (`could not allocate
-    1.2 GiB`) stays in view; only if that is not enough is the end cut (by the caller)."""
+    """`text` in `width` characters with one cut, its ends kept: a long word (an operator's
+    path) loses its middle when that is enough, so what follows it (`could not allocate
+    1.2 GiB`) stays in view; else the cut falls between words, keeping the start (an
+    exception's class) and the end (its file:line). Never several cuts mid-word."""
+    if len(text) <= width:
+        return text
     words = text.split(" ")
     excess = len(text) - width
-    shortened: set[int] = set()
-    while excess > 0:
-        longer = [i for i, w in enumerate(words) if i not in shortened and len(w) > 9]
-        if not longer:
-            break
-        n = max(longer, key=lambda i: len(words[i]))
-        word = words[n]
-        keep = max(len(word) - excess - 1, 8)  # one cell for the ellipsis
+    n = max(range(len(words)), key=lambda i: len(words[i]))
+    word = words[n]
+    keep = len(word) - excess - 1  # one cell for the ellipsis
+    if len(word) >= LONG_WORD and keep >= 8:
         words[n] = word[: keep - keep // 2] + "…" + word[len(word) - keep // 2 :]
-        shortened.add(n)
-        excess -= len(word) - len(words[n])
-    return " ".join(words)
+        return " ".join(words)
+    return _cut_between_words(words, width)
+
+
+def _cut_between_words(words: list[str], width: int) -> str:
+    """`head … tail` in whole words: the first word, then words from the end up to
+    TAIL_SHARE of the room, then words from the start, then from the end again while they
+    fit; a first word too long for the room is cut at its end by the caller."""
+    room = width - 2  # "…" and the space after it
+    first, rest = words[0], words[1:]
+    used, head, cut = len(first), 0, len(rest)  # kept: rest[:head] and rest[cut:]
+    while cut > head and used + len(rest[cut - 1]) + 1 - len(first) <= room * TAIL_SHARE:
+        cut -= 1
+        used += len(rest[cut]) + 1
+    while head < cut and used + len(rest[head]) + 1 <= room:
+        used += len(rest[head]) + 1
+        head += 1
+    while cut > head and used + len(rest[cut - 1]) + 1 <= room:
+        cut -= 1
+        used += len(rest[cut]) + 1
+    if head == cut:
+        return " ".join(words)
+    return " ".join([first, *rest[:head], "…", *rest[cut:]])
 
 
 def ago(seconds: float | None) -> str:

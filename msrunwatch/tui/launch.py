@@ -46,12 +46,13 @@ def run_tui(
     if code is None:  # the app failed; Textual printed why
         return app.return_code or 1
     if app.run_ended and app.last is not None:  # --exit-when-done: the verdict stays on screen
-        print(verdict_text(app.last.report, color), end="", flush=True)
+        print(verdict_text(app.last.report, color, live.consoles), end="", flush=True)
     return code
 
 
-def verdict_text(report: Report, color: bool) -> str:
-    """The final verdict as triage prints it (its first lines: a screen's worth)."""
+def verdict_text(report: Report, color: bool, consoles: Sequence[str] = ()) -> str:
+    """The final verdict as triage prints it (its first lines: a screen's worth), and the
+    triage command that reads what the view read."""
     from msrunwatch.report import text
 
-    return text.verdict(report, color=color)
+    return text.verdict(report, color=color, consoles=consoles)

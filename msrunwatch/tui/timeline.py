@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from msrunwatch.core.compat import dataclass
 from msrunwatch.read.timestamps import clock, parse_glog
@@ -90,6 +90,33 @@ def merge(refs: Iterable[LogRef], every_line: bool = False, limit: int = LIMIT) 
     return out[:limit]
 
 
+_LAST: list[tuple[object, list[Entry]]] = []
+"""The last merge and what it was of: a timeline opened again on files that did not change
+(an ended run of 512 ranks took 8 s to read each time) shows it at once."""
+
+
+def merged(refs: Sequence[LogRef], every_line: bool = False) -> list[Entry]:
+    """`merge`, or the last merge of errors and warnings when it was of the same files,
+    none changed since (by size and modification time); every line is read each time (it
+    may be 200,000 lines: not kept)."""
+    if every_line:
+        return merge(refs, every_line)
+    key = tuple((ref.rank, ref.path, _stamp(ref.path)) for ref in refs)
+    if _LAST and _LAST[0][0] == key:
+        return _LAST[0][1]
+    lines = merge(refs)
+    _LAST[:] = [(key, lines)]
+    return lines
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
 def _rank_key(rank: int | None) -> int:
     return -1 if rank is None else rank
 
@@ -109,7 +136,7 @@ class TimelineSource:
         self.shown = [
             e
             for e in self.all
-            if (not self.levels or e.level in self.levels)
+            if (not self.levels or (e.level and e.level in self.levels))  # "" is in any str
             and (self.ranks is None or e.rank in self.ranks)
         ]
         names = {source(e.path) for e in self.shown}

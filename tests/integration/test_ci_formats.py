@@ -88,6 +88,7 @@ def test_sarif_root_cause_points_at_the_line_that_failed_first(
     assert result["ruleId"] == "oom-memory-not-enough"
     assert result["level"] == "error"
     assert result["message"]["text"].endswith(" (ranks 0-1)")
+    assert "could not allocate 64.0 GiB" in result["message"]["text"]  # as every view says
     first = result["locations"][0]["physicalLocation"]
     assert first["artifactLocation"]["uri"] == f"fixtures/{OOM}/msrun_log/worker_1.log"
     assert first["region"] == {"startLine": 20}
@@ -323,3 +324,28 @@ def test_gitlab_caps_occurrences_per_finding(run: Triage, rules: list[Rule]) -> 
 
 def test_gitlab_healthy_run_is_an_empty_array(run: Triage, rules: list[Rule]) -> None:
     assert gitlab.render(run(HEALTHY), rules) == "[]\n"
+
+
+def test_check_of_logs_alone_lists_no_config_rule_as_a_test(
+    rules: list[Rule], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The trial's N13: `check LOGDIR --format junit` had 78 config rules as green tests."""
+    from msrunwatch.cli import main
+
+    assert main(["check", str(ROOT / "fixtures" / OOM), "--format", "junit"]) == 1
+    root = ET.fromstring(capsys.readouterr().out.split("\n", 1)[1])
+    names = {c.get("name") for c in root.iter("testcase")}
+    config = {r.id for r in rules if r.scope.value == "config"}
+    assert config and not names & config
+    assert "oom-memory-not-enough" in names and len(names) == len(rules) - len(config)
+
+
+def test_markdown_ranks_table_has_the_text_reports_columns(run: Triage) -> None:
+    """The trial's N14: compile/peak/actual/limit/device columns all `-` in Markdown."""
+    from msrunwatch.report import markdown
+
+    lines = markdown.render(run(OOM)).splitlines()
+    header = next(line for line in lines if line.startswith("| rank"))
+    assert header == "| rank | status | exit | last line | first error |"
+    rows = [line for line in lines if line.startswith("| 1 |")]
+    assert rows and rows[0].startswith("| 1 | failed | - |")

@@ -33,11 +33,14 @@ TWO = FIXTURES / "cpu_2nodes_noderank_ok"
 HANG = FIXTURES / "cpu_dp4_hang_rank2_allreduce_timeout" / "msrun_log"
 
 
-def snapshot(folder: Path, host: str, rules: list[Rule], final: bool = False) -> bytes:
-    """What a watcher of `folder` on `host` serves once it has read it all."""
+def snapshot(
+    folder: Path, host: str, rules: list[Rule], final: bool = False, quiet_s: float = 5.0
+) -> bytes:
+    """What a watcher of `folder` on `host` serves once it has read it all, its files
+    quiet for `quiet_s` seconds."""
     facts = scan_all(find_logs([str(folder)]), rules)
     snaps = Snapshots(node_info(host, [str(folder)], rules))
-    snaps.offer([(f, time.time() - 5.0) for f in facts], final=final)
+    snaps.offer([(f, time.time() - quiet_s) for f in facts], final=final)
     built = snaps.current()
     assert built is not None
     return built.body
@@ -141,6 +144,43 @@ def test_two_nodes_judged_as_triage_judges_their_facts(
     assert nodes(report) == {"node0": REPORTING, "node1": REPORTING}
     assert report.outcome == after.outcome == "ok"
     assert [(r.rank, r.status) for r in report.ranks] == [(r.rank, r.status) for r in after.ranks]
+
+
+def test_a_run_quiet_for_hours_gets_the_verdict_triage_gives_its_facts(
+    rules: list[Rule], tmp_path: Path
+) -> None:
+    """The trial's N22: node1 of a two-node run lost whole, its logs hours old; the live
+    view named ranks 0 and 2 `waiting` and rank 3 alone failed, while `triage` of the same
+    facts said the node was lost whole. Past the stall threshold the view judges post
+    mortem, as triage does at this clock."""
+    lost = FIXTURES / "cpu_2nodes_node1_killed"
+    for host in ("node0", "node1"):
+        body = snapshot(lost / host / "msrun_log", host, rules, quiet_s=3 * 3600.0)
+        (tmp_path / f"{host}.facts.jsonl").write_bytes(body)
+    run = central([str(tmp_path)], rules)
+    report = run.tick().report
+    run.close()
+    after = triage([str(tmp_path)], rules)
+    assert report.root_cause is not None and after.root_cause is not None
+    assert report.root_cause.ranks == after.root_cause.ranks == (2, 3)
+    assert "the node was lost whole" in report.root_cause.reason
+    statuses = {r.rank: r.status for r in report.ranks}
+    assert statuses == {r.rank: r.status for r in after.ranks}
+    assert Status.WAITING not in statuses.values()
+    assert nodes(report) == {"node0": REPORTING, "node1": REPORTING}
+
+
+def test_a_run_quiet_for_less_than_the_threshold_is_still_judged_live(
+    rules: list[Rule], tmp_path: Path
+) -> None:
+    lost = FIXTURES / "cpu_2nodes_node1_killed"
+    for host in ("node0", "node1"):
+        body = snapshot(lost / host / "msrun_log", host, rules, quiet_s=30.0)
+        (tmp_path / f"{host}.facts.jsonl").write_bytes(body)
+    run = central([str(tmp_path)], rules)
+    report = run.tick().report
+    run.close()
+    assert {r.rank: r.status for r in report.ranks}[0] is Status.WAITING
 
 
 def test_a_killed_watcher_is_blind_and_its_ranks_never_look_healthy(
@@ -327,7 +367,7 @@ def test_without_a_terminal_the_command_prints_one_polls_verdict(
     published(tmp_path, rules)
     done = msrunwatch("watch", "--cluster", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("OK") and "2 nodes: 2 reporting" in done.stdout
+    assert done.stdout.startswith("OK") and "nodes: 2 reporting (facts: 2 complete)" in done.stdout
 
 
 def test_a_source_that_is_none_is_one_line_and_exit_2(tmp_path: Path) -> None:

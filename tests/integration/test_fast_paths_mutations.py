@@ -2,8 +2,8 @@
 
 Each sabotage below breaks one shortcut of the reader only where the shortcuts are taken
 (the slow path of read.shortcuts.off() is left whole); the deterministic part of
-test_fast_paths.py (every rule's cases read one by one, alone and embedded in a real log)
-must then find facts that differ. No case shares a file with another, so whether a
+test_fast_paths.py (every rule's cases read one by one alone, and each rule's first firing
+case embedded in a real log: fastpaths.placings) must then find facts that differ. No case shares a file with another, so whether a
 sabotage is caught does not depend on which cases there are or how they are grouped. When a shortcut is rewritten (block-level extraction, say), point its
 sabotage at the new code: a shortcut nothing here breaks is a shortcut nothing tests.
 """
@@ -162,8 +162,9 @@ def anchored_rules_start_nowhere(patch: pytest.MonkeyPatch) -> None:
 
 
 def stage_lines_read_fast_lose_their_stage(patch: pytest.MonkeyPatch) -> None:
-    """A compile stage's timing read from the bytes (FileScanner._marked) adds nothing."""
-    patch.setattr(extract.Extractor, "stage_line", lambda self, *args: None)
+    """Compile stages' timings read from the bytes, a run at a time (FileScanner._stage_run),
+    add nothing."""
+    patch.setattr(extract.Extractor, "stage_lines", lambda self, *args: None)
 
 
 def compiling_lines_not_picked_out(patch: pytest.MonkeyPatch) -> None:

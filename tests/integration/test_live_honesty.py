@@ -27,6 +27,7 @@ from msrunwatch.judge.model import Report, Status
 from msrunwatch.live.run import LiveRun, run_ended
 from msrunwatch.report import fmt
 from msrunwatch.rules.model import Rule
+from tests.integration.fastpaths import ACCURACY
 from tests.support import FIXTURES
 
 HANG = FIXTURES / "cpu_dp4_hang_rank2_allreduce_timeout" / "msrun_log"
@@ -164,7 +165,8 @@ def _scenarios() -> list[Path]:
 
 @pytest.mark.parametrize("scenario", _scenarios(), ids=lambda p: str(p.relative_to(FIXTURES)))
 def test_a_rank_the_headline_names_is_never_at_work(scenario: Path, rules: list[Rule]) -> None:
-    report = triage([str(scenario)], rules)
+    logs, consoles = ACCURACY.logs_and_consoles(scenario)  # its run, as bench/accuracy.py reads it
+    report = triage(logs, rules, consoles)
     cause = report.root_cause
     if cause is None:
         return

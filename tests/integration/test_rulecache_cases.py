@@ -1,7 +1,7 @@
 """The rule cache is a fast path: each rule's first firing case (every case with
 MSRUNWATCH_EVERY_CASE=1, tests/support.py) gives the same whole report with the built-in
-pack loaded from the cache as with the pack parsed afresh. Every rule is compared whole
-below (its loaded form), and every case runs with the fresh pack in tests/rules.
+pack loaded from the cache as with the pack parsed afresh. Every rule with cases is
+compared through one of them; every case runs with the fresh pack in tests/rules.
 
 test_rulecache_sabotage.py shows this comparison catches a stale cache."""
 

@@ -185,6 +185,9 @@ async def test_exit_when_done_leaves_the_verdict_on_the_terminal() -> None:
         text[-1] == "  every rank and finding: msrunwatch triage fixtures/cpu_dp2_oom_alloc_failed"
     )
     assert len(text) < 12  # a screen's worth: the table and findings are triage's
+    console = "fixtures/cpu_dp2_oom_alloc_failed/msrun_console.txt"
+    said = verdict_text(report, color=False, consoles=[console]).splitlines()[-1]
+    assert said.endswith(f"msrunwatch triage fixtures/cpu_dp2_oom_alloc_failed --console {console}")
 
 
 async def test_a_run_level_cause_says_why_where_a_line_would_be() -> None:

@@ -208,7 +208,53 @@ def test_middle_cut_keeps_what_follows_a_long_path(width: int) -> None:
     assert "MatMul-op2213" in said and "…" in said
 
 
-def test_middle_cut_leaves_what_fits_and_short_words() -> None:
+def test_middle_cut_leaves_what_fits_and_cuts_short_words_once_between_them() -> None:
     assert cells.middle_cut("rank 3 failed", 80) == "rank 3 failed"
-    many = "a b c d e f g h i j " * 10
-    assert cells.middle_cut(many, 20) == many  # nothing to cut in the middle: the end is cut
+    many = " ".join("abcdefghijklmnopqrst")
+    said = cells.middle_cut(many, 20)
+    assert said == "a b c d … p q r s t" and len(said) <= 20
+
+
+@pytest.mark.parametrize("width", [78, 100, 106])
+def test_an_exception_is_cut_once_keeping_its_class_and_file_line(width: int) -> None:
+    """The trial's N17: at 80 columns the header read `Runt…ror: msru…atch test:
+    deli…rate failure on rank 1 at step 3 (at trai…y:7…`: five cuts mid-word."""
+    said = cells.middle_cut(
+        "RuntimeError: msrunwatch test: deliberate failure on rank 1 at step 3 "
+        "(at train_dense.py:79 in on_train_step_end)",
+        width,
+    )
+    assert len(said) <= width and said.count("…") == 1
+    assert said.startswith("RuntimeError: msrunwatch test:")
+    assert said.endswith("(at train_dense.py:79 in on_train_step_end)")
+    assert " … " in said  # between words
+
+
+def test_wrapped_log_lines_break_between_words() -> None:
+    """The trial's N27: `... the first one tim` / `ed out`, `Memory is` / `n't enough`."""
+    from msrunwatch.tui.widgets.log_view import word_cuts
+
+    text = "12 07:12:39 ERROR worker 0 is the first one timed out, please check its log."
+    cuts = word_cuts(text, 30, 27)
+    rows = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+    assert "".join(rows) == text and all(len(r.rstrip(" ")) <= 30 for r in rows)
+    assert not any(r.startswith(" ") for r in rows)
+    assert all(r.endswith(" ") for r in rows[:-1])  # every break after a space
+    path = "kernel " + "/".join(["13-LlamaDecodeLayer"] * 4)
+    assert len(word_cuts(path, 30, 27)) == 3  # a word longer than a row is still split
+
+
+def test_the_timeline_is_read_again_only_when_a_log_changed(tmp_path: Path) -> None:
+    """The trial's N6: at 512 ranks, every `t` read every log again (8 s), though the run
+    had ended."""
+    from msrunwatch.tui.timeline import LogRef, merged
+
+    log = tmp_path / "worker_0.log"
+    log.write_text("[ERROR] ME(1,2,python):2026-11-21-05:34:25.600.374 [a.cc:1] f] first\n")
+    refs = [LogRef(0, str(log))]
+    first = merged(refs)
+    assert merged(refs) is first  # nothing changed: the same lines, not read again
+    with log.open("a") as fh:
+        fh.write("[ERROR] ME(1,2,python):2026-11-21-05:34:26.600.374 [a.cc:2] f] second\n")
+    again = merged(refs)
+    assert [e.text.rsplit("] ", 1)[-1] for e in again] == ["first", "second"]

@@ -10,9 +10,16 @@ import dataclasses
 
 from textual.widgets import Input
 
+from msrunwatch.judge.model import Status
 from msrunwatch.live.run import Update
 from msrunwatch.tui.app import MsrunwatchApp
-from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, SnapshotUpdated
+from msrunwatch.tui.messages import (
+    FilesRestarted,
+    FindingsRaised,
+    LogsFound,
+    SnapshotUpdated,
+    TargetsAwaited,
+)
 from msrunwatch.tui.screens.help import HelpScreen
 from msrunwatch.tui.screens.rank_detail import RankDetail
 from msrunwatch.tui.widgets.rank_table import RankTable
@@ -23,6 +30,7 @@ from tests.tui.tui_scenarios import (
     oom_with_timeouts,
     post,
     rank_report,
+    screen_text,
     snapshot,
     synthetic,
     with_stalled,
@@ -262,6 +270,71 @@ async def test_findings_are_grouped_across_ranks_root_cause_first() -> None:
         assert "ROOT CAUSE" in body
 
 
+async def test_the_root_cause_row_names_the_rank_the_verdict_names() -> None:
+    """The trial's N2: in the hang, rank 0's timeout is the evidence and rank 1 the hung
+    rank; the ROOT CAUSE row named rank 0 under a header naming rank 1."""
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(fixture_report("cpu_hang_rank1_allreduce_timeout")))
+        await pilot.pause()
+        assert "rank 1 hung first" in header_text(target)
+        body = str(target.findings.query_one("#findings-body").render())
+        root = next(line for line in body.splitlines() if "ROOT CAUSE" in line)
+        assert "collective-wait-failed on rank 1 (evidence on rank 0)" in root
+
+
+async def test_when_the_run_ends_every_row_shows_its_silence_on_the_log_clock() -> None:
+    """The trial's N5: rows that did not change in the last verdict kept the wall-clock
+    SILENT they had when the run ended (38s, frozen), while rows that changed showed the
+    log clock's. Every row is repainted when silences switch to the log's clock."""
+    report = fixture_report("cpu_dp2_oom_alloc_failed")
+    rank0, rank1 = report.ranks
+    running = dataclasses.replace(rank1, status=Status.TRAINING)
+    before = dataclasses.replace(report, ranks=(rank0, running))
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(before, silence={0: 38.0, 1: 38.0}, behind=1))
+        await pilot.pause()
+        assert sum(" 38s " in row for row in screen_text(target) if " vm " in row) == 2
+        post(target, snapshot(report, silence={}, behind=0))  # rank 1 changed, rank 0 not
+        await pilot.pause()
+        assert target.last is not None and target.last.ended
+        rows = [row for row in screen_text(target) if " vm " in row]
+        assert len(rows) == 2 and not any(" 38s " in row for row in rows)
+        assert " 0.0s " in rows[0] and " 0.5s " in rows[1]
+
+
+async def test_an_exception_header_at_80_columns_keeps_its_class_and_file_line() -> None:
+    """The trial's N17 on a single worker log at 80x24: one cut, between words."""
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(fixture_report("cpu_dp2_exception_rank1")))
+        await pilot.pause()
+        said = next(row for row in screen_text(target) if "RuntimeError" in row)
+    assert said.count("…") == 1 and " … " in said
+    assert "RuntimeError: msrunwatch test:" in said
+    assert "(at train_dense.py:79 in on_train_step_end)" in said
+
+
+async def test_the_header_verb_agrees_with_the_counts_under_it() -> None:
+    """The trial: `FAILED rank 1 failed first: worker-killed` above `2 ranks  2 killed`."""
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(fixture_report("cpu_kill9_rank1")))
+        await pilot.pause()
+        header = header_text(target)
+    assert "rank 1 was killed first: worker-killed" in header and "2 killed" in header
+    assert "failed" not in header.split("\n")[0]
+
+
+async def test_one_rank_is_one_rank() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(synthetic(1)))
+        await pilot.pause()
+        assert "1 rank " in header_text(target) and "1 ranks" not in header_text(target)
+
+
 async def test_a_finding_the_verdict_drops_stays_but_is_marked_withdrawn() -> None:
     """Half-way through catching up, a rank looks silent; once its log is read, it is not."""
     report = oom_with_timeouts()
@@ -315,11 +388,30 @@ async def test_q_quits_with_the_verdicts_exit_code() -> None:
 
 
 async def test_an_empty_directory_waits_for_logs() -> None:
+    """Until the directory is listed the view looks; it waits only when none is there."""
     target = app(targets=("empty_dir",))
     async with target.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert "waiting for rank logs" in line(target.table, 1)
+        assert "looking for rank logs" in line(target.table, 1)
         assert "STARTING" in header_text(target) and "empty_dir" in header_text(target)
+        target.post_message(LogsFound(0))
+        await pilot.pause()
+        assert "waiting for rank logs" in line(target.table, 1)
+
+
+async def test_a_directory_that_appears_full_is_read_not_awaited() -> None:
+    """The trial's N8: msrun_log appeared with 513 logs at once; the screen kept saying
+    `WAITING for msrun_log to appear / not there yet` for 9 s while they were read."""
+    target = app(targets=("msrun_log",))
+    async with target.run_test(size=SIZE) as pilot:
+        target.post_message(TargetsAwaited(("msrun_log",), 3.9, expired=False))
+        await pilot.pause()
+        assert "WAITING" in header_text(target) and "not there yet" in header_text(target)
+        target.post_message(LogsFound(513))
+        await pilot.pause()
+        shown = "\n".join(screen_text(target))
+        assert "WAITING" not in shown and "not there yet" not in shown and "appear" not in shown
+        assert "READING" in shown and "reading 513 logs…" in shown
 
 
 class CountingApp(MsrunwatchApp):

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.color import Color
+from textual.pilot import Pilot
 
 from msrunwatch.judge.model import Status
+from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.messages import TargetsAwaited
 from msrunwatch.tui.screens.rank_detail import RankDetail, editor_command
 from msrunwatch.tui.screens.timeline import TimelineScreen
@@ -40,6 +43,9 @@ async def test_the_detail_log_is_a_viewer(tmp_path: Path, monkeypatch: pytest.Mo
         # line 24, the OOM: its first error-severity finding, not the warnings before it
         # (free memory < half on line 14, the pool that could not grow)
         assert view.cursor == 23
+        await pilot.pause()
+        # near the top, its traceback below in view (the trial's N7: at the pane's bottom)
+        assert round(view.scroll_offset.y) == view.cursor - 3
         assert view.text(23).startswith("07:12:39.214 ERROR #umsg#Memory not enough")
         assert view.source.gutter(23) == "24 "
         await pilot.press("e")
@@ -109,17 +115,23 @@ async def test_enter_on_a_finding_opens_its_evidence_at_the_line() -> None:
         assert isinstance(target.screen, RankDetail) and target.screen.rank.rank == 7
 
 
+async def timeline_of(target: MsrunwatchApp, pilot: Pilot[Any], scenario: str) -> TimelineScreen:
+    """The timeline of a fixture's verdict, once its logs are merged."""
+    post(target, snapshot(fixture_report(scenario)))
+    await pilot.pause()
+    await pilot.press("t")
+    await pilot.pause()
+    screen = target.screen
+    assert isinstance(screen, TimelineScreen)
+    await screen.workers.wait_for_complete()
+    await pilot.pause()
+    return screen
+
+
 async def test_the_timeline_merges_every_rank_by_log_time() -> None:
     target = app()
     async with target.run_test(size=SIZE) as pilot:
-        post(target, snapshot(fixture_report("synth_hccl_ei0006_after_oom_8p")))
-        await pilot.pause()
-        await pilot.press("t")
-        await pilot.pause()
-        screen = target.screen
-        assert isinstance(screen, TimelineScreen)
-        await screen.workers.wait_for_complete()
-        await pilot.pause()
+        screen = await timeline_of(target, pilot, "synth_hccl_ei0006_after_oom_8p")
         shown = screen.source.shown
         assert len(shown) > 100 and {e.rank for e in shown} == {None, *range(8)}
         times = [e.time for e in shown if e.time is not None]
@@ -134,6 +146,29 @@ async def test_the_timeline_merges_every_rank_by_log_time() -> None:
         detail = target.screen
         assert isinstance(detail, RankDetail) and detail.rank.rank == 3
         assert detail.view.cursor + 1 == screen.source.shown[0].line
+
+
+async def test_the_levels_key_comes_back_to_the_same_filters_after_every_line() -> None:
+    """The trial's N20: after `every line`, `l` showed 934 lines as `errors and warnings`
+    and plain prints as `errors` (a line with no level matched every filter)."""
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        screen = await timeline_of(target, pilot, "cpu_dp4_hang_rank2_allreduce_timeout")
+        first = [len(screen.source.shown)]
+        await pilot.press("l")
+        first.append(len(screen.source.shown))
+        await pilot.press("l")  # every line: read again
+        await pilot.pause()
+        await screen.workers.wait_for_complete()
+        await pilot.pause()
+        every = len(screen.source.shown)
+        await pilot.press("l")
+        again = [len(screen.source.shown)]
+        assert {e.level for e in screen.source.shown} <= {"E", "W"}
+        await pilot.press("l")
+        again.append(len(screen.source.shown))
+        assert {e.level for e in screen.source.shown} == {"E"}
+        assert again == first and every > first[0] > first[1]
 
 
 async def test_exit_when_done_ends_the_view_with_triage_code() -> None:

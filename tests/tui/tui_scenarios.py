@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import io
 import os
 import shutil
 from collections.abc import Sequence
@@ -104,6 +105,17 @@ def snapshot(
 def app(targets: Sequence[str] = ("msrun_log",)) -> MsrunwatchApp:
     """An app with no feed and the frozen clock; `post(app, update)` gives it snapshots."""
     return MsrunwatchApp(None, targets, clock=frozen)
+
+
+def screen_text(target: MsrunwatchApp) -> list[str]:
+    """The screen as the terminal shows it: every line as composed, lines the widgets did
+    not repaint included (what `line()` of a widget cannot tell)."""
+    from rich.console import Console
+
+    width, height = target.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True)
+    console.print(target.screen._compositor.render_update(full=True))
+    return console.export_text().splitlines()
 
 
 def post(target: MsrunwatchApp, update: Update) -> None:

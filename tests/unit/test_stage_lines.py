@@ -4,14 +4,21 @@ those of reading it whole, whatever the line holds besides, wherever it falls.""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msrunwatch.read import patterns as P
 from msrunwatch.read import scan as scan_module
+from msrunwatch.read import shortcuts
 from msrunwatch.read.extract import Extractor
-from msrunwatch.read.facts import FileFacts
+from msrunwatch.read.facts import FileFacts, FileRole
+from msrunwatch.read.glog import StageTiming
+from msrunwatch.read.scan import FileScanner
+from msrunwatch.rules.loader import load_rules
+from msrunwatch.rules.matcher import LineMatcher
 from tests.support import ScanText
 
 HEAD = "[{level}] ME(4242,7f3a9c,python):2026-11-21-05:14:{s:02d}.{ms:03d}.{us} [{src}] {func}"
@@ -80,16 +87,16 @@ def test_the_plain_stage_lines_are_read_fast(
     scan_text: ScanText, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The test above compares something: the ordinary stage line takes the fast path."""
-    calls = []
-    real = Extractor.stage_line
+    calls: list[list[StageTiming]] = []
+    real = Extractor.stage_lines
 
-    def counting(self: Extractor, *args: object) -> None:
-        calls.append(args)
-        real(self, *args)  # type: ignore[arg-type]
+    def counting(self: Extractor, timings: list[StageTiming], start: int) -> None:
+        calls.append(timings)
+        real(self, timings, start)
 
-    monkeypatch.setattr(Extractor, "stage_line", counting)
+    monkeypatch.setattr(Extractor, "stage_lines", counting)
     facts = scan_text(log(STAGES[0], HEADS[0]).encode())
-    assert len(calls) == 4
+    assert [len(run) for run in calls] == [1, 1, 1, 1]
     assert facts.compile.stages == (("compile_graph", 50.0),)
 
 
@@ -117,3 +124,61 @@ def test_marked_lines_finds_what_the_marker_patterns_find(pieces: list[bytes], e
         for m in marker.finditer(buf, 0, end)
     ]
     assert list(P.marked_lines(buf, end)) == expected
+
+
+def _stage(second: int, stage: str, pid: int = 4242) -> bytes:
+    head = HEAD.replace("4242", str(pid)).format(s=second, ms=second * 7, us="250", **HEADS[0])
+    return f"{head}[PROF]{stage} costs {second}.5 msec".encode()
+
+
+RUN_LINES = [
+    _stage(1, "compile_graph"),
+    _stage(2, "BuildCluster"),
+    _stage(3, "compile_graph", pid=77),
+    _stage(4, "OptimizeGraph", pid=78),
+    b"[INFO] ME(4242,7f,python):2026-11-21-05:14:05.000.000 [a.cc:1] F] plain info",
+    b"[INFO] ME(4242,7f,python):2026-11-21-05:14:06.000.000 [a.cc:1] F] Start compiling, phase: t",
+    b"[WARNING] ME(4242,7f,python):2026-11-21-05:14:07.000.000 [a.cc:1] F] out of memory",
+    b"[ERROR] ME(4242,7f,python):2026-11-21-05:14:08.000.000 [a.cc:1] F] boom",
+    b"a quiet print",
+    b"Traceback (most recent call last):",
+    b'  File "/home/u/train.py", line 3, in main',
+    b"RuntimeError:",
+    b"the body says what",
+    b"epoch: 1 step: 3, loss is nan",
+    b"epoch: 1 step: 4, loss is 0.25",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from(RUN_LINES), max_size=30),
+    st.integers(1, 600),
+    st.booleans(),
+)
+def test_runs_of_stage_lines_read_at_once_give_what_the_slow_path_gives(
+    lines: list[bytes], chunk: int, final_newline: bool
+) -> None:
+    """Stage lines are read a run at a time (FileScanner._stage_run: between two other
+    lines read, with quiet lines and the block's end anywhere among them): the file's facts
+    are those of the slow path, where every line is read whole (read.shortcuts)."""
+    data = b"\n".join(lines) + (b"\n" if final_newline else b"")
+    fast = scan_bytes(data, chunk)
+    with shortcuts.off():
+        slow = scan_bytes(data, chunk)
+    assert repr(fast) == repr(slow)  # a NaN loss is not equal to itself
+
+
+@functools.cache
+def _matcher() -> LineMatcher:
+    return LineMatcher(load_rules())
+
+
+def scan_bytes(data: bytes, chunk: int) -> FileFacts:
+    matcher = _matcher()
+    matcher.fresh_budget()
+    scanner = FileScanner("worker_0.log", "logs", FileRole.WORKER, matcher, 0)
+    for i in range(0, len(data), chunk):
+        scanner.feed(data[i : i + chunk])
+    scanner.close()
+    return scanner.facts()

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from msrunwatch.drivers.cluster import judged
+from msrunwatch.drivers.options import PostMortem
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import RankReport, Report, Status
 from msrunwatch.live.cluster.feeds import BLIND, ENDED, MISSING, STALE, FeedState, Held
@@ -162,17 +163,47 @@ def judge_view(states: Sequence[FeedState], options: Options, now: float) -> Jud
     )
     nodes = _live_views(merged.nodes, states, now)
     quiet = _quiet(states, now)
-    ctx = Context(
-        now=_log_now(states, merged, now),
-        quiet_s=quiet,
-        stall_after_s=options.stall_after_s,
-        caught_up=True,
-    )
-    report = judged([], options.rules, replace(merged, nodes=tuple(nodes)), problems, ctx)
+    view = replace(merged, nodes=tuple(nodes))
+    over = _quiet_since_over(states, view, quiet, options.stall_after_s, now)
+    if over is not None:  # judged as `triage FACTS...` judges them at this clock
+        view = replace(view, quiet_when_collected=over)
+        post = PostMortem(stall_after_s=options.stall_after_s)
+        ctx = Context(stall_after_s=options.stall_after_s)
+        report = judged([], options.rules, view, problems, ctx, post)
+    else:
+        ctx = Context(
+            now=_log_now(states, merged, now),
+            quiet_s=quiet,
+            stall_after_s=options.stall_after_s,
+            caught_up=True,
+        )
+        report = judged([], options.rules, view, problems, ctx)
     report = _unseen(report, _done_nodes(report, nodes))
     if report.outcome == "ok" and any(n.live in UNSEEN for n in report.nodes):
         report = replace(report, outcome="unknown")
     return Judged(report, _silences(report, quiet))
+
+
+def _quiet_since_over(
+    states: Sequence[FeedState],
+    view: Merged,
+    quiet: Mapping[tuple[str, str], float],
+    stall_after_s: float,
+    now: float,
+) -> float | None:
+    """How long the run has been quiet now, when that makes it over: every node is seen,
+    no file grew and no line was logged for longer than the stall threshold (its newest
+    line measured on each node's own clock when its snapshot was taken, plus the
+    snapshot's age). Then the view judges post mortem, as `triage` of the same facts does
+    at this clock (drivers.postmortem): a live `waiting` on a run quiet for hours would be
+    a verdict of its own. None: the run may still be going."""
+    if view.quiet_when_collected is None or not quiet or min(quiet.values()) <= stall_after_s:
+        return None
+    if any(node.live in UNSEEN for node in view.nodes):
+        return None
+    ages = [age for _, age in _current(states, now)]
+    since = view.quiet_when_collected + min(ages, default=0.0)
+    return since if since > stall_after_s else None
 
 
 def _silences(report: Report, quiet: Mapping[tuple[str, str], float]) -> dict[int, float]:

@@ -125,7 +125,7 @@ class RankDetail(Screen[None]):
             self._index_log()
             return
         self._read()
-        self.call_after_refresh(self.view.go_to, self._opening_line())
+        self.call_after_refresh(self.view.go_to, self._opening_line(), 3, True)
 
     @work(thread=True, exclusive=True, group="log-index", description="Index the log")
     def _index_log(self) -> None:
@@ -138,7 +138,7 @@ class RankDetail(Screen[None]):
         self.doc = doc
         self.view.source = FileSource(doc)
         self._read()
-        self.view.go_to(self._opening_line())
+        self.view.go_to(self._opening_line(), opening=True)
 
     @property
     def path(self) -> str | None:

@@ -12,8 +12,9 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Static
 
+from msrunwatch.report import fmt
 from msrunwatch.tui.rows import parse_ranks
-from msrunwatch.tui.timeline import Entry, LogRef, TimelineSource, merge, shorten
+from msrunwatch.tui.timeline import Entry, LogRef, TimelineSource, merged, shorten
 from msrunwatch.tui.widgets.log_view import LogView
 
 LEVELS = (("EW", "errors and warnings"), ("E", "errors"), ("", "every line"))
@@ -75,7 +76,7 @@ class TimelineScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="timeline", description="Merge the logs")
     def _read_logs(self, every_line: bool) -> None:
-        lines = merge(self.refs, every_line)
+        lines = merged(self.refs, every_line)
         self.app.call_from_thread(self._show, lines, every_line)
 
     def _show(self, lines: list[Entry], every_line: bool) -> None:
@@ -95,7 +96,9 @@ class TimelineScreen(Screen[None]):
         self.query_one("#timeline-columns", Static).update(columns)
 
     def _title(self) -> None:
-        ranks = "all ranks" if self.source.ranks is None else f"{len(self.source.ranks)} ranks"
+        ranks = (
+            "all ranks" if self.source.ranks is None else fmt.count(len(self.source.ranks), "rank")
+        )
         what = LEVELS[self._level][1]
         text = f"Timeline by log time: {len(self.source)} lines, {what}, {ranks}"
         self.query_one("#timeline-title", Static).update(text)

@@ -23,10 +23,12 @@ ROLE_ORDER = {"root-cause": 0, "note": 2}
 
 
 def describe(f: Finding) -> str:
-    """`cann-ei0006 on ranks 0-7, 16-23 (16); first on rank 12`."""
+    """`cann-ei0006 on ranks 0-7, 16-23 (16); first on rank 12`; a root cause seen on
+    other ranks: `collective-wait-failed on rank 1 (evidence on rank 0)`."""
     about = fmt.about(f)
-    count = f" ({len(f.ranks)})" if len(f.ranks) > 1 else ""
-    text = f"{f.rule} on {about}{count}" if f.ranks else f"{f.rule} in {about}"
+    count = f" ({len(f.ranks)})" if len(f.ranks) > 1 and not f.cause_ranks else ""
+    on = f.ranks or f.cause_ranks
+    text = f"{f.rule} on {about}{count}" if on else f"{f.rule} in {about}"
     first = f.first
     if first is not None and first.rank is not None and len(f.ranks) > 1:
         text += f"; first on rank {first.rank}"

@@ -185,14 +185,16 @@ class LogView(ScrollView, can_focus=True):
         if not self.wrap or strip.cell_length <= width or width < 8:
             return [(n, strip)]
         gutter = len(self.source.gutter(n))
-        first = strip.crop(0, width)
-        rest = strip.crop(width)
         body = max(width - gutter, 4)
-        rows: list[Row] = [(n, first)]
+        text = "".join(segment.text for segment in strip)
+        if len(text) == strip.cell_length:  # one cell per character: break between words
+            cuts = word_cuts(text, width, body)
+        else:
+            cuts = list(range(width, strip.cell_length, body))
+        rows: list[Row] = [(n, strip.crop(0, cuts[0]))]
         pad = Segment(" " * gutter, self._style("gutter"))
-        for start in range(0, rest.cell_length, body):
-            piece = rest.crop(start, start + body)
-            rows.append((n, Strip.join([Strip([pad]), piece])))
+        for start, end in zip(cuts, [*cuts[1:], strip.cell_length]):
+            rows.append((n, Strip.join([Strip([pad]), strip.crop(start, end)])))
         return rows
 
     def render_line(self, y: int) -> Strip:
@@ -222,8 +224,10 @@ class LogView(ScrollView, can_focus=True):
 
     # -- moving ------------------------------------------------------------------------
 
-    def go_to(self, n: int, context: int = 3) -> None:
-        """Put the cursor on line n (negative: from the end), with a few lines above it."""
+    def go_to(self, n: int, context: int = 3, opening: bool = False) -> None:
+        """Put the cursor on line n (negative: from the end), with a few lines above it;
+        `opening` (a fault the view opens at): `context` lines from the top, so what
+        follows it (its traceback) is in view rather than what led to it."""
         count = len(self.source)
         if not count:
             return
@@ -231,7 +235,7 @@ class LogView(ScrollView, can_focus=True):
         self.cursor = n
         self._rows = None
         top = round(self.scroll_offset.y)
-        if n < top:
+        if opening or n < top:
             self._scroll_top(max(n - context, 0))
         elif not self._visible(n):
             self._scroll_top(max(n - self.size.height + 1 + context, 0))
@@ -319,3 +323,22 @@ class LogView(ScrollView, can_focus=True):
     def action_toggle_prefix(self) -> None:
         self.condensed = not self.condensed
         self.reload()
+
+
+def word_cuts(text: str, first: int, body: int) -> list[int]:
+    """Where each wrapped row after the first starts: rows of at most `first`, then `body`
+    characters (and the space after them, which the view crops), each ending after a space
+    when there is one in its second half (a word is split only when it is longer than
+    that: a path, a kernel name)."""
+    cuts: list[int] = []
+    at, room = 0, first
+    while len(text) - at > room:
+        end = at + room
+        if text[end] == " ":  # the row ends with a word: its space ends it, out of view
+            end += 1
+        elif text[end - 1] != " ":
+            space = text.rfind(" ", at + room // 2, end)
+            end = space + 1 if space >= 0 else end
+        cuts.append(end)
+        at, room = end, body
+    return cuts

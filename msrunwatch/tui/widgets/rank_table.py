@@ -123,7 +123,8 @@ class RankTable(ScrollView, can_focus=True):
         self.model = Rows()
         self.cursor = 0
         """Position of the cursor in the shown order."""
-        self.empty_text = "waiting for rank logs…"
+        self.empty_text = "looking for rank logs…"
+        """Until the logs are listed; then how many are read, or that none is there yet."""
         self.every_column = False
         """Show every column, however narrow the terminal (`a`); scroll sideways to see them."""
         self.painter = RowPainter(self._style)
@@ -142,8 +143,12 @@ class RankTable(ScrollView, can_focus=True):
         root: frozenset[int] = frozenset(),
         frozen: bool = False,
     ) -> None:
-        """Take a tick's ranks; repaint only what changed (`frozen`: silences do not grow)."""
+        """Take a tick's ranks; repaint what changed (`frozen`: silences do not grow). New
+        silences change every row's SILENT cell, unchanged rows included: when the run ends
+        they switch from the wall clock to the log's and stand still, so a row not repainted
+        then would keep its wall-clock age for good."""
         before = (len(self.model.rows), self.model.generation)
+        ended = frozen != self.model.frozen
         changed = self.model.apply(ranks, silence, at, frozen)
         if root != self.painter.root_ranks or self.model.generation != before[1]:
             self.painter.root_ranks = root
@@ -152,7 +157,7 @@ class RankTable(ScrollView, can_focus=True):
             self._reorder()
         elif changed:
             self._reorder() if self._order_may_change() else self._refresh_rows(changed)
-        elif silence:
+        if silence or ended:
             self.refresh()
 
     def _order_may_change(self) -> bool:

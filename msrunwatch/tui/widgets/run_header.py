@@ -38,7 +38,7 @@ def verdict(report: Report) -> str:
 def status_counts(report: Report) -> Content:
     """`8 ranks  7 killed  1 failed`, worst status first, each in its colour."""
     counts = Counter(r.status for r in report.ranks)
-    parts: list[Content | str | tuple[str, str]] = [f"{len(report.ranks)} ranks"]
+    parts: list[Content | str | tuple[str, str]] = [fmt.count(len(report.ranks), "rank")]
     for status in sorted(counts, key=cells.status_rank):
         parts += ["  ", (f"{counts[status]} {status.value}", cells.status_style(status))]
     return Content.assemble(*parts)
