@@ -84,7 +84,12 @@ def unrecognized(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
     return message + (f"; did you mean {close[0]!r}?" if close else "")
 
 
-def _parser() -> Parser:
+def _parser(only: str | None = None) -> Parser:
+    """The command line's parser; with `only`, the one command's subparser alone.
+
+    A command's subparser, its usage, help and errors do not depend on its siblings, so a
+    run that names its command builds that one: building all seven was ~30 M instructions
+    of a cold `check` (argparse's actions, help strings and their formatting)."""
     parser = Parser(
         prog="msrunwatch",
         description="Triage, lint and watch MindSpore msrun logs: the rank that failed first "
@@ -95,9 +100,18 @@ def _parser() -> Parser:
     parser.add_argument("-V", "--version", action="version", version=f"msrunwatch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in (watch, triage, check, facts, estimate, rules, completion):
-        command.add(sub)
-    sub.add_parser("help", help="help on a command: `msrunwatch help triage`")
+        if only is None or command.__name__.rpartition(".")[2] == only:
+            command.add(sub)
+    if only is None:
+        sub.add_parser("help", help="help on a command: `msrunwatch help triage`")
     return parser
+
+
+def _one_command(argv: Sequence[str]) -> str | None:
+    """The command a routed command line names, when its parser alone will do: not for
+    top-level options (the whole help) nor `completion` (which describes every command)."""
+    first = argv[0] if argv else ""
+    return first if first in COMMANDS and first not in ("help", "completion") else None
 
 
 def _route(argv: list[str]) -> list[str]:
@@ -116,13 +130,14 @@ def _route(argv: list[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code. A bare `msrunwatch` prints the help."""
-    parser = _parser()
     args_in = list(sys.argv[1:] if argv is None else argv)
     if not args_in:
-        parser.print_help()
+        _parser().print_help()
         return ExitCode.OK
     try:
-        args = _parse(parser, _route(args_in))
+        routed = _route(args_in)
+        parser = _parser(_one_command(routed))
+        args = _parse(parser, routed)
         args.root_parser = parser
         handler = getattr(args, "handler", None)
         if handler is None:

@@ -6,17 +6,19 @@ import os
 
 import pytest
 
+from msrunwatch.rules.rulecache import OFF
+
+# No test reads or writes the user's rule cache (subprocesses inherit this); the cache's own
+# tests (tests/rules/test_rulecache.py) turn it on in a temporary directory. Set before the
+# imports below: read.patterns compiles its patterns at import, through a memo of programs.
+os.environ[OFF] = "1"
+
 from msrunwatch.read.facts import FileFacts, FileRole
 from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.model import Rule
-from msrunwatch.rules.rulecache import OFF
 from tests.support import ScanText
-
-# No test reads or writes the user's rule cache (subprocesses inherit this); the cache's own
-# tests (tests/rules/test_rulecache.py) turn it on in a temporary directory.
-os.environ[OFF] = "1"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

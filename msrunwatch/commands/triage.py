@@ -106,12 +106,16 @@ def clock_time(text: str) -> float | str:
 
 def render(report: Report, args: argparse.Namespace) -> str:
     """The report in --format (colour only for text on a terminal, or when asked)."""
-    from msrunwatch.report import jsonout, markdown, text
-
     if args.format == "json":
+        from msrunwatch.report import jsonout
+
         return jsonout.render(report)
     if args.format == "markdown":
+        from msrunwatch.report import markdown
+
         return markdown.render(report, show_all=args.all_ranks)
+    from msrunwatch.report import text  # each format imported when asked: a cold start
+
     color = args.output in (None, "-") and use_color(args.color, sys.stdout)
     return text.render(report, color=color, show_all=args.all_ranks)
 

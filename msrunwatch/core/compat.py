@@ -9,8 +9,9 @@ equivalent before that:
 - `StrEnum` (3.11): members are strings, `str()` and `format()` give the value;
 - `syntax_error`: a SyntaxError's message and column as 3.10's parser and later give them;
 - `toml_loads`: `tomllib.loads` (3.11), the `tomli` package before (imported on first use);
-- `sre_parse`, `sre_constants`: the `re` module's parser (`re._parser`, `re._constants`
-  since 3.11, where the old names warn), as modules whose attributes are untyped.
+- `sre_parse`, `sre_constants`, `sre_compile`: the `re` module's parser and compiler
+  (`re._parser`, `re._constants`, `re._compiler` since 3.11, where the old names warn), as
+  modules whose attributes are untyped.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 __all__ = [
     "StrEnum",
     "dataclass",
+    "sre_compile",
     "sre_constants",
     "sre_parse",
     "syntax_error",
@@ -175,4 +177,7 @@ sre_parse: ModuleType = importlib.import_module(
 )
 sre_constants: ModuleType = importlib.import_module(
     "re._constants" if sys.version_info >= (3, 11) else "sre_constants"
+)
+sre_compile: ModuleType = importlib.import_module(
+    "re._compiler" if sys.version_info >= (3, 11) else "sre_compile"
 )

@@ -23,13 +23,13 @@ from msrunwatch.judge.model import Report
 from msrunwatch.judge.verdict import judge
 from msrunwatch.read.facts import FileFacts
 from msrunwatch.read.nodefacts import clock
-from msrunwatch.read.nodefacts.reader import FactsReader, Readable, is_facts
 from msrunwatch.read.runstate import assemble
 from msrunwatch.rules.model import Rule
 
 if TYPE_CHECKING:
     from msrunwatch.read.nodefacts.merge import Merged
     from msrunwatch.read.nodefacts.nodes import NodeFacts
+    from msrunwatch.read.nodefacts.reader import FactsReader, Readable
 
 NAMED_FACTS = (".facts.jsonl", ".facts.jsonl.gz")
 """What `facts -o DIR/` names its files."""
@@ -79,6 +79,14 @@ def _first_lines(fh: Readable, kept: list[bytes]) -> bytes:
             kept.append(line)
         skipping = cut
     return b"".join(kept)
+
+
+def is_facts(head: bytes) -> bool:
+    """Whether a file's first lines are facts (the reader, with its JSON and gzip, is
+    imported only when a target has a file to sniff: `triage DIR` of logs needs none)."""
+    from msrunwatch.read.nodefacts.reader import is_facts as sniffed
+
+    return sniffed(head)
 
 
 def facts_files(target: str) -> list[str] | None:
@@ -133,6 +141,8 @@ def has_facts(targets: Sequence[str]) -> bool:
 def read_targets(targets: Sequence[str]) -> tuple[FactsReader, list[str], list[str]]:
     """Facts read from every facts target; the other targets (log directories); what
     could not be read."""
+    from msrunwatch.read.nodefacts.reader import FactsReader
+
     reader = FactsReader()
     logs, failed = [], []
     for target in targets:

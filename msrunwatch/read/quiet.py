@@ -19,6 +19,7 @@ from msrunwatch.read import patterns as P
 from msrunwatch.read.traceback import CHAINED, START
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.prefilter import required_literals, trie_pattern
+from msrunwatch.rules.programs import compiled
 
 GLOG_START = rb"^\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V[0-9]+)\] "
 """Every line GLOG_HEADER can match starts so: it is read as a GLOG line, never skipped.
@@ -70,7 +71,7 @@ class QuietLines:
         if folded:
             parts.append(b"(?i:" + trie_pattern(folded, _digits).encode() + b")")
         parts.extend(gate.pattern.encode() for gate in gates)
-        return re.compile(b"|".join(parts), re.M)
+        return compiled(b"|".join(parts), re.M)  # its program kept between runs
 
     def none_in(self, buf: bytes, start: int, stop: int) -> bool:
         """Whether every line of buf[start:stop] is quiet (start follows a newline, stop is

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msrunwatch.core.compat import zip_strict
 from msrunwatch.core.numbers import finite
 from msrunwatch.core.sanitize import json_document
 from msrunwatch.judge.model import Finding, FirstError, Occurrence, RankReport, Report, RootCause
 from msrunwatch.read.facts import CompileStats, MemorySummary, Progress
-from msrunwatch.read.nodefacts.merge import NodeView
 from msrunwatch.read.timestamps import iso
+
+if TYPE_CHECKING:
+    from msrunwatch.read.nodefacts.merge import NodeView  # facts only: imported by them
 
 _number = finite
 """JSON has no NaN or infinity: they become null."""

@@ -17,6 +17,7 @@ from typing import Any
 from msrunwatch.core.compat import sre_constants as C
 from msrunwatch.core.compat import sre_parse as _parser
 from msrunwatch.core.memo import LineMemo
+from msrunwatch.rules.programs import compiled
 from msrunwatch.rules.rulecache import Memo
 
 MIN_LITERAL = 4
@@ -89,7 +90,12 @@ def _best(tree: Sequence[tuple[object, object]]) -> Requirement:
 
 
 def required_literals(pattern: str) -> tuple[Requirement, bool] | None:
-    """Literals one of which every match contains, and whether case is ignored."""
+    """Literals one of which every match contains, and whether case is ignored; remembered
+    between runs (ANALYSES: the read-side shapes and markers a cold start analyses)."""
+    return ANALYSES.get("literals:" + pattern, partial(_required_literals, pattern))
+
+
+def _required_literals(pattern: str) -> tuple[Requirement, bool] | None:
     try:
         tree = _parser.parse(pattern)
     except Exception:  # the `regex` dialect has syntax `re` does not parse
@@ -326,7 +332,7 @@ class Prefilter:
         and captures the longest literal there: the literals it starts with are the others."""
         if not keys:
             return None
-        return re.compile(f"(?=({trie_pattern(keys)}))", re.IGNORECASE if fold else 0)
+        return compiled(f"(?=({trie_pattern(keys)}))", re.IGNORECASE if fold else 0)
 
     def _rules_at(self, key: str, fold: bool) -> Found:
         """Rules whose literal (digits zeroed) `key` starts with (the longest literal found

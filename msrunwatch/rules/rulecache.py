@@ -31,6 +31,7 @@ import marshal
 import os
 import stat
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from functools import cache
@@ -221,22 +222,70 @@ def _well_formed(entry: Any) -> bool:
     if "values" in entry:
         return isinstance(entry["values"], dict)
     documents = entry.get("documents")
-    return isinstance(documents, list) and all(
-        isinstance(d, tuple) and len(d) == 3 and isinstance(d[0], str) and isinstance(d[2], bytes)
-        for d in documents
+    stats = entry.get("stats", {})
+    return (
+        isinstance(documents, list)
+        and all(
+            isinstance(d, tuple)
+            and len(d) == 3
+            and isinstance(d[0], str)
+            and isinstance(d[2], bytes)
+            for d in documents
+        )
+        and isinstance(stats, dict)
+        and all(isinstance(v, tuple) and len(v) == len(STAT_FIELDS) for v in stats.values())
     )
 
 
 def _current(entry: dict[str, Any], files: Sequence[Path], trusted: bool) -> bool:
-    """Whether the entry was made from these files as they are now, under this code."""
+    """Whether the entry was made from these files as they are now, under this code. A
+    file whose stat is the one the entry noted (`_unchanged`) is not read again."""
+    stats = entry.get("stats", {})
     documents = []
-    for name, _, _ in entry["documents"]:
+    for name, digest, _ in entry["documents"]:
+        if name in stats and _signature(name) == stats[name]:
+            documents.append((name, digest))
+            continue
         try:
             data = Path(name).read_bytes()
         except OSError:
             return False
         documents.append((name, hashlib.sha256(data).hexdigest()))
     return bool(entry["key"] == _key(files, trusted, documents))
+
+
+STAT_FIELDS = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+"""What a file's stat must still say for its bytes to be taken as read before. Any write
+sets the change time (ctime) to the clock, and no call sets it back."""
+RACY_NS = 3_000_000_000
+"""A file written less than this before it was noted is always read again: a second write
+within one tick of a coarse file-system clock (2 s on FAT) would leave its times as they
+were (git's "racy" entries)."""
+
+
+def _signature(name: str) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(name)
+    except OSError:
+        return None
+    return tuple(getattr(st, field) for field in STAT_FIELDS)
+
+
+def _unchanged(documents: Sequence[tuple[str, str, bytes]]) -> dict[str, tuple[int, ...]]:
+    """The stat of each document file whose bytes are still those parsed (read again
+    between two identical stats) and that was last written well before now (RACY_NS)."""
+    noted = {}
+    for name, digest, _ in documents:
+        before = _signature(name)
+        if before is None or max(before[-2:]) >= time.time_ns() - RACY_NS:
+            continue
+        try:
+            data = Path(name).read_bytes()
+        except OSError:
+            continue
+        if hashlib.sha256(data).hexdigest() == digest and _signature(name) == before:
+            noted[name] = before
+    return noted
 
 
 def _writable(directory: Path) -> bool:
@@ -312,7 +361,8 @@ def _store(path: Path, files: Sequence[Path], trusted: bool, recorder: _Recorder
     key = _key(files, trusted, [(name, digest) for name, digest, _ in documents])
     with contextlib.suppress(OSError, ValueError):
         if _writable(path.parent):
-            _write_entry(path, {"key": key, "documents": documents})
+            stats = _unchanged(documents)
+            _write_entry(path, {"key": key, "documents": documents, "stats": stats})
 
 
 def package_document(path: Path) -> Any:
@@ -337,8 +387,10 @@ class Memo:
     text, a list of literals), and the memo holds only values of this code (its digest is
     the entry's key): no value can be stale. New values are written when the process ends."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, limit: int = MAX_MEMO) -> None:
         self.name = name
+        self.limit = limit
+        """Values kept; past this the memo starts again."""
         self._values: dict[str, Any] | None = None
         self._new = False
 
@@ -375,7 +427,7 @@ class Memo:
         if directory is None or not self._new or self._values is None:
             return
         self._new = False
-        values = self._values if len(self._values) <= MAX_MEMO else {}
+        values = self._values if len(self._values) <= self.limit else {}
         with contextlib.suppress(OSError, ValueError):
             if _writable(directory):
                 _write_entry(directory / f"{self.name}.bin", {"key": self._key(), "values": values})

@@ -52,6 +52,23 @@ with contextlib.redirect_stdout(io.StringIO()):
     assert loaded_after(run, ("textual", "rich", "jsonschema")) == []
 
 
+@pytest.mark.parametrize("command", ["check", "triage"])
+def test_reading_log_directories_loads_no_facts_reader(command: str) -> None:
+    """The facts reader (JSON, gzip, the record schema) is for facts targets only, and
+    text output needs neither the JSON nor the Markdown report."""
+    run = f"""
+from msrunwatch.cli import main
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    main([{command!r}, {str(FIXTURES / "cpu_dp2_oom_alloc_failed")!r}])
+"""
+    loaded = set(loaded_after(run, ("msrunwatch", "json", "gzip")))
+    assert "msrunwatch.drivers.triage" in loaded  # the logs were read and judged
+    facts = {"msrunwatch.read.nodefacts.reader", "msrunwatch.read.nodefacts.write", "gzip"}
+    reports = {"msrunwatch.report.jsonout", "msrunwatch.report.markdown"}
+    assert not (facts | reports) & loaded
+
+
 def test_version_loads_nothing_heavy() -> None:
     run = """
 from msrunwatch.cli import main

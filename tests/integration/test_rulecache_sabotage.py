@@ -48,6 +48,13 @@ def tables_not_compared(patch: pytest.MonkeyPatch) -> None:
     patch.setattr(rulecache, "_current", current)
 
 
+def stats_name_the_file_only(patch: pytest.MonkeyPatch) -> None:
+    """Files are taken as unchanged while their device and inode are (not their size and
+    times), and are noted however recently written."""
+    patch.setattr(rulecache, "STAT_FIELDS", ("st_dev", "st_ino"))
+    patch.setattr(rulecache, "RACY_NS", -(10**18))
+
+
 def _digest(name: str) -> str:
     return hashlib.sha256(Path(name).read_bytes()).hexdigest()
 
@@ -68,6 +75,7 @@ def table_edited(pack: Path) -> None:
 SABOTAGES: dict[str, tuple[Sabotage, Edit, str]] = {
     "contents-not-compared": (contents_not_compared, rule_edited, "oom-memory-not-enough"),
     "tables-not-compared": (tables_not_compared, table_edited, "python-exception"),
+    "stats-name-the-file-only": (stats_name_the_file_only, rule_edited, "oom-memory-not-enough"),
 }
 
 

@@ -51,15 +51,6 @@ def shapes(rules: list[Rule]) -> list[dict[str, Any]]:
     return [shape(r) for r in rules]
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The cache on, in a temporary XDG_CACHE_HOME; returns the directory entries go to."""
-    monkeypatch.delenv(rulecache.OFF, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(rulecache, "_kept_out", [])
-    return tmp_path / "xdg" / "msrunwatch"
-
-
 def entries(directory: Path) -> list[Path]:
     return sorted(directory.glob("rules-*.bin")) if directory.is_dir() else []
 

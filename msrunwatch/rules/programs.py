@@ -1,0 +1,75 @@
+"""The `re` programs of the large patterns built from a rule set, kept between runs.
+
+The prefilter's scans and the quiet-line pattern are tries of every rule's literals, 7-10
+KB of regex whose compiling (`re`'s parser and code generator, in Python) was a fifth of a
+cold `check`. What compiling makes is plain data, the program `re` hands to `_sre`: a list
+of integers, the flags and the group names. `compiled` keeps it, by the pattern's whole
+text, in a memo beside the rule sets (rules.rulecache: written whole or not at all, its
+checksum read back, keyed by this code, the Python that ran and `_sre`'s own version), and
+builds the pattern from it with `_sre.compile`, which is what `re.compile` ends in. The
+result is the same object: it compares equal to `re.compile`'s (same pattern, flags and
+program). `_sre.compile` checks a program before it takes it; one it refuses, or any other
+surprise, is compiled again the usual way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from types import ModuleType
+from typing import Any, AnyStr, Union
+
+from msrunwatch.core.compat import sre_compile, sre_parse
+from msrunwatch.rules.rulecache import Memo
+
+_sre: ModuleType = sre_compile._sre
+"""The regex engine `re` compiles for (a C module without type stubs)."""
+
+PROGRAMS = Memo("programs", limit=12)
+"""Programs by pattern: a rule set has three (the quiet lines, the two prefilter scans)."""
+
+Program = tuple[int, list[int], int, dict[str, int], tuple[Union[str, None], ...]]
+"""What `_sre.compile` takes after the pattern: flags, code, groups, and the group names
+both ways."""
+
+
+READ_SIDE = Memo("patterns", limit=256)
+"""Programs of the read side's own patterns (read.patterns: its GLOG header, markers, shapes
+and their grouped scans, 51 in all, 45 of them compiled by a cold `check` of a 2-rank run).
+Fixed by this code, so the memo fills once and stays; kept apart from the rule sets' tries,
+whose memo starts again when new rule sets push it past its limit."""
+
+
+def compiled(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
+    """`re.compile(pattern, flags)`, its program taken from PROGRAMS when known."""
+    return remembered(PROGRAMS, pattern, flags)
+
+
+def remembered(memo: Memo, pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
+    """`re.compile(pattern, flags)`, its program taken from the memo when known."""
+    text = pattern.encode("utf-8", "surrogatepass") if isinstance(pattern, str) else pattern
+    h = hashlib.sha256(f"{type(pattern).__name__}\0{int(flags)}\0{_VERSION}\0".encode())
+    h.update(text)
+    program = memo.get("re:" + h.hexdigest(), lambda: _program(pattern, int(flags)))
+    try:
+        return _sre.compile(pattern, *program)  # type: ignore[no-any-return]
+    except (RuntimeError, TypeError, ValueError, OverflowError):  # refused: the usual way
+        return re.compile(pattern, flags)
+
+
+_VERSION = f"{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}\0{_sre.MAXREPEAT}\0{_sre.MAXGROUPS}"
+"""A program holds sizes and opcodes of the `_sre` it was made for."""
+
+
+def _program(pattern: str | bytes, flags: int) -> Program:
+    """What `re`'s compiler hands `_sre.compile` (the same steps as
+    `re._compiler.compile`, the same from Python 3.9 to 3.13)."""
+    parsed: Any = sre_parse.parse(pattern, flags)
+    code = [int(op) for op in sre_compile._code(parsed, flags)]  # opcodes are int subclasses
+    groupindex = dict(parsed.state.groupdict)
+    indexgroup: list[str | None] = [None] * parsed.state.groups
+    for name, index in groupindex.items():
+        indexgroup[index] = name
+    flags = int(flags | parsed.state.flags)
+    return flags, code, int(parsed.state.groups) - 1, groupindex, tuple(indexgroup)
