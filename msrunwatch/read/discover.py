@@ -22,6 +22,7 @@ from msrunwatch.core.fileio import kind_of, read_head
 from msrunwatch.core.numbers import to_int
 from msrunwatch.read import encoding
 from msrunwatch.read.facts import FileRole
+from msrunwatch.rules.programs import read_side
 
 Warnings = list[str]
 """What was skipped while listing or opening, in words: every report shows these."""
@@ -29,11 +30,11 @@ Warnings = list[str]
 SNIFF_BYTES = 64 * 1024
 MAX_DEPTH = 5
 
-_WORKER_NAME = re.compile(r"^(?P<prefix>.*?)_(?P<rank>\d+)\.log$")
-_GLOG_CPP = re.compile(
+_WORKER_NAME = read_side(r"^(?P<prefix>.*?)_(?P<rank>\d+)\.log$")
+_GLOG_CPP = read_side(
     r"^mindspore\..+\.log\.(?P<level>INFO|WARNING|ERROR|FATAL)\.\d{8}-\d{6}\.(?P<pid>\d+)$"
 )
-_GLOG_PY = re.compile(r"^mindspore\.log\.(?P<pid>\d+)(?:\.\d+)?$")
+_GLOG_PY = read_side(r"^mindspore\.log\.(?P<pid>\d+)(?:\.\d+)?$")
 _GLOG_LINKS = {"mindspore.INFO", "mindspore.WARNING", "mindspore.ERROR", "mindspore.FATAL"}
 _NOT_LOGS = {
     ".md",
@@ -58,24 +59,24 @@ _NOT_LOGS = {
     ".tar",
 }
 """Suffixes that are never logs, however log-like their text (READMEs quote log lines)."""
-_RANK_DIR = re.compile(r"^rank_(?P<rank>\d+)$")
-_ROTATED = re.compile(r"^(?!mindspore\.log\.\d+$).+\.log\.\d+$")
+_RANK_DIR = read_side(r"^rank_(?P<rank>\d+)$")
+_ROTATED = read_side(r"^(?!mindspore\.log\.\d+$).+\.log\.\d+$")
 """A rotated-away copy (`worker_0.log.1`): an older run, not this one's second file."""
 _VERBOSITY = {"INFO": 0, "WARNING": 1, "ERROR": 2, "FATAL": 3}
-_HEADER = re.compile(rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] [A-Za-z_]+\(\d+[,:]")
-_CRASH = re.compile(
+_HEADER = read_side(rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] [A-Za-z_]+\(\d+[,:]")
+_CRASH = read_side(
     rb"Traceback \(most recent call last\):|Fatal Python error: |\*\*\* Process received signal"
     rb"|^E[0-9A-Z][0-9A-Z]\d{3}: |^\[(?:ERROR|CRITICAL)\] ",
     re.MULTILINE,
 )
 """A training process's output without a GLOG line: a traceback, a fatal signal, a CANN code
 (print-only logs, excerpts of them, GLOG_v=3 runs)."""
-_PROGRESS = re.compile(
+_PROGRESS = read_side(
     rb"epoch: \d+,? step: \d+, loss is |iteration +\d+/ *\d+ \|"
     rb"|(?i:epoch):? ?\[? ?\d+ ?/ ?\d+\]?,? (?i:step|batch):? ?\[? ?\d+ ?/ ?\d+"
 )
 """A training process's progress prints (MindSpore's LossMonitor, Megatron, the suites)."""
-_MSRUN_EXIT = re.compile(rb"Worker process \d+ exit with exception|Scheduler process \d+ exit with")
+_MSRUN_EXIT = read_side(rb"Worker process \d+ exit with exception|Scheduler process \d+ exit with")
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,18 +14,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator
-from typing import AnyStr
 
 from msrunwatch.read.shortcuts import SWITCH
 from msrunwatch.rules.prefilter import required_literals
-from msrunwatch.rules.programs import READ_SIDE, remembered
-
-
-def compiled(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
-    """`re.compile`, its program remembered between runs (rules.programs' READ_SIDE memo):
-    compiling this module's patterns with re's parser, written in Python, was ~37 M
-    instructions (4%) of a cold `check`."""
-    return remembered(READ_SIDE, pattern, flags)
+from msrunwatch.rules.programs import read_side
 
 
 class Shape:
@@ -47,7 +39,7 @@ class Shape:
         """Compile and analyse the pattern on first use (a cold start uses few shapes)."""
         if name not in Shape._DERIVED:
             raise AttributeError(name)
-        self.regex = compiled(self._pattern, self._flags)
+        self.regex = read_side(self._pattern, self._flags)
         ignoring = self._flags & re.IGNORECASE
         found = required_literals(f"(?i){self._pattern}" if ignoring else self._pattern)
         if found is None:
@@ -85,7 +77,7 @@ N = r"\d{1,18}(?!\d)"
 """A count or id that is converted with int(): bounded, so a forged 5,000-digit rank or pid
 fails to match (the line is read as text) instead of overflowing Python's conversion."""
 
-GLOG_HEADER = compiled(
+GLOG_HEADER = read_side(
     r"\[(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] "
     rf"(?P<module>[A-Za-z_]+)\((?P<pid>{N})(?:[,:][^)]*)?\):"
     r"(?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3}) "
@@ -100,7 +92,7 @@ its last `:` can end it, so it is matched greedily (a lazy match tried every cha
 # What a worker's log is read for, line by line (Extractor.line decides with the text
 # forms, the scanner picks lines out of whole blocks with the bytes forms: one source).
 _PASSED_OVER = r"\[(?:INFO|DEBUG)\] [A-Za-z_]+\(|\[PROF\]PreLaunchCommKernel "
-PASSED_OVER = compiled(_PASSED_OVER)
+PASSED_OVER = read_side(_PASSED_OVER)
 """The start of a GLOG INFO/DEBUG line, or of the per-step `[PROF]PreLaunchCommKernel` timing
 (not a compile stage): a worker's log is not read for them unless they carry a marker
 (INFO_MARKER); faults are never logged at INFO."""
@@ -111,30 +103,30 @@ _INFO_MARKERS = (
     re.escape(MARKER_TEXTS[0].decode()) + f"(?!{NOT_A_MARKER.decode()})",
     re.escape(MARKER_TEXTS[1].decode()),
 )
-INFO_MARKER = compiled("|".join(_INFO_MARKERS))
+INFO_MARKER = read_side("|".join(_INFO_MARKERS))
 """What makes such a line worth reading: compile stage timings and compile start/finish."""
 _BULK = r"epoch: [0-9]"
-BULK_TEXT = compiled(_BULK)
+BULK_TEXT = read_side(_BULK)
 """A LossMonitor line (`epoch: 1 step: 3, loss is 0.38`), one per step: a record of its own
 (see Extractor.progress_line), which the scanner reads in bulk."""
 
 # Bytes-level scanners: these run over whole blocks, so each has a literal core that
 # CPython's regex engine finds with a fast substring search.
-CANDIDATE_LINE = compiled(rb"\n(?!" + _PASSED_OVER.encode() + rb")[^\n]*")
+CANDIDATE_LINE = read_side(rb"\n(?!" + _PASSED_OVER.encode() + rb")[^\n]*")
 """Every line that is not PASSED_OVER: the only lines faults are on. LossMonitor lines
 (BULK_LINE) are among them, and read in bulk (see FileScanner)."""
-NOT_CANDIDATE = compiled(rb"\n(?:" + _PASSED_OVER.encode() + rb")")
+NOT_CANDIDATE = read_side(rb"\n(?:" + _PASSED_OVER.encode() + rb")")
 """The lines CANDIDATE_LINE passes over: where a run of candidate lines ends."""
-BULK_LINE = compiled(rb"\n" + _BULK.encode())
+BULK_LINE = read_side(rb"\n" + _BULK.encode())
 """LossMonitor lines (BULK_TEXT), read in bulk: the rules read each, progress only the last
 few of a block; the others are counted."""
-LOSS_BULK = compiled(rb"\nepoch: (\d{1,18}),? step: (\d{1,18}), loss is ")
+LOSS_BULK = read_side(rb"\nepoch: (\d{1,18}),? step: (\d{1,18}), loss is ")
 """The epoch and step of a LossMonitor line that is counted but not parsed."""
-ANY_LINE = compiled(rb"\n[^\n]*")
-INFO_MARKERS = tuple(compiled(marker.encode()) for marker in _INFO_MARKERS)
+ANY_LINE = read_side(rb"\n[^\n]*")
+INFO_MARKERS = tuple(read_side(marker.encode()) for marker in _INFO_MARKERS)
 """The bytes forms of INFO_MARKER: the passed-over lines the scanner picks out to read (it
 finds them with marked_lines, which must agree with them)."""
-HEADER_START = compiled(rb"\n\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] [A-Za-z_]+\(\d+")
+HEADER_START = read_side(rb"\n\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|V\d+)\] [A-Za-z_]+\(\d+")
 
 
 def marked_lines(buf: bytes, end: int) -> Iterator[tuple[int, int]]:
@@ -278,7 +270,7 @@ MEGATRON_STAMP = Shape(r"\[(?P<what>[^\]]+)\] datetime: (?P<ts>\d{4}-\d\d-\d\d \
 """Megatron print_datetime: `[before the start of training step] datetime: 2025-08-01 07:17:08`."""
 PIPELINE_STAGES = Shape(rf"pipeline stages: (?P<stages>{N}) > 1")
 """MindFormers: `pipeline stages: 2 > 1, the loss on the last card is valid.`"""
-ISO_PREFIX = compiled(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
+ISO_PREFIX = read_side(r"\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
 
 # A process that ended normally says so in one of these (besides the scheduler and msrun).
 FINISHED = Shape(
@@ -307,8 +299,8 @@ class AnyOf:
 
         exact = {n for s in self.shapes if not s.ignore_case for n in s.needs}
         folded = {n for s in self.shapes if s.ignore_case for n in s.needs}
-        self._exact = compiled(trie_pattern(exact | set(self._prefixes)))
-        self._folded = compiled(trie_pattern(folded), re.IGNORECASE) if folded else None
+        self._exact = read_side(trie_pattern(exact | set(self._prefixes)))
+        self._folded = read_side(trie_pattern(folded), re.IGNORECASE) if folded else None
 
     def literals(self) -> set[tuple[str, bool]]:
         """Every literal this scan looks for, with whether its case is ignored."""
@@ -356,7 +348,7 @@ CLUSTER_FACTS = AnyOf(CONNECTED, TOPOLOGY_WAIT, CLUSTER_BUILT, GROUP_CREATED)
 
 
 # Compile stage timings at INFO, read without reading the line whole (FileScanner._stages).
-STAGE_LINE = compiled(
+STAGE_LINE = read_side(
     rb"\[(?:INFO|DEBUG)\] [A-Za-z_]+\((?P<pid>\d{1,18})(?![0-9])(?:[,:][^)\n]*)?\):"
     rb"(?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3}) "
     rb"\[[^\]\n]*:\d+\] (?:[A-Za-z_][A-Za-z0-9_~:<>]*\] )?"
@@ -377,7 +369,7 @@ def _others(*groups: AnyOf, but: Shape) -> re.Pattern[bytes]:
     parts = [trie_pattern(exact)] if exact else []
     if folded:  # bytes fold ASCII only: the lines searched are ASCII
         parts.append(f"(?i:{trie_pattern(folded)})")
-    return compiled("|".join(parts).encode("utf-8"))
+    return read_side("|".join(parts).encode("utf-8"))
 
 
 @functools.cache

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from msrunwatch.read import discover
 from msrunwatch.read import patterns as P
 from msrunwatch.rules import programs, rulecache
 from tests.support import ROOT
@@ -23,7 +24,8 @@ Pattern = Any  # re.Pattern[str] | re.Pattern[bytes]
 
 def read_side_patterns() -> dict[str, Pattern]:
     """Every compiled pattern read.patterns holds or builds, by name: module constants,
-    the INFO markers, each shape's regex, the grouped scans and the stage-only search."""
+    the INFO markers, each shape's regex, the grouped scans and the stage-only search; and
+    read.discover's."""
     found: dict[str, Pattern] = {}
     for name, value in sorted(vars(P).items()):
         if isinstance(value, re.Pattern):
@@ -38,6 +40,9 @@ def read_side_patterns() -> dict[str, Pattern]:
             if value._folded is not None:
                 found[f"{name}._folded"] = value._folded
     found["stage_only()"] = P.stage_only()
+    found.update(
+        {f"discover.{n}": v for n, v in vars(discover).items() if isinstance(v, re.Pattern)}
+    )
     return found
 
 
@@ -46,7 +51,7 @@ PATTERNS = read_side_patterns()
 
 def test_every_read_side_pattern_is_what_re_compile_makes() -> None:
     """As imported (the suite runs with the cache off: programs computed in-process)."""
-    assert len(PATTERNS) >= 45
+    assert len(PATTERNS) >= 60
     for name, made in PATTERNS.items():
         assert made == re.compile(made.pattern, made.flags), name
 
