@@ -17,7 +17,7 @@ from msrunwatch.judge.model import Occurrence, Status
 from msrunwatch.judge.sightings import Sighting
 from msrunwatch.read.facts import Hit
 from msrunwatch.read.runstate import RankFacts, RunFacts
-from msrunwatch.rules.expr import Memo
+from msrunwatch.rules.expr import RememberedCondition
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import fingerprint, render
 from msrunwatch.rules.variables import RankState, RunFigures, StageFigures, values
@@ -248,7 +248,11 @@ def rank_sightings(
     seen: LineEvidence = NO_EVIDENCE,
 ) -> list[Sighting]:
     """Fire every rank-scope rule on every rank."""
-    chosen = [(r, Memo(r.when)) for r in rules if r.scope is Scope.RANK and r.when is not None]
+    chosen = [
+        (r, RememberedCondition(r.when))
+        for r in rules
+        if r.scope is Scope.RANK and r.when is not None
+    ]
     if not chosen:
         return []
     return [

@@ -193,7 +193,7 @@ def _walk(root: Path, warnings: Warnings) -> Iterator[tuple[Path, int | None]]:
     """Files under root with the rank their `rank_N` directory suggests, the fullest of
     glog's per-level copies of a process only."""
     for here, rank, names in _directories(root, warnings):
-        files = [here / f for f in names if _inside(here / f, root, warnings)]
+        files = list(_files_inside(here, names, root, warnings))
         yield from ((p, rank) for p in sorted(_keep_most_verbose(files)))
 
 
@@ -202,7 +202,15 @@ def _each_file(root: Path, warnings: Warnings) -> Iterator[tuple[Path, int | Non
     stops at the first log, which copy of a process it meets does not matter, and a
     directory of 100,000 logs is not gone through whole to find one."""
     for here, rank, names in _directories(root, warnings):
-        yield from ((here / f, rank) for f in names if _inside(here / f, root, warnings))
+        yield from ((p, rank) for p in _files_inside(here, names, root, warnings))
+
+
+def _files_inside(here: Path, names: list[str], root: Path, warnings: Warnings) -> Iterator[Path]:
+    """The files of one directory that are read: not a link out of the log directory."""
+    for name in names:
+        path = here / name
+        if _inside(path, root, warnings):
+            yield path
 
 
 def _directories(root: Path, warnings: Warnings) -> Iterator[tuple[Path, int | None, list[str]]]:

@@ -292,7 +292,8 @@ class Expr:
     @property
     def calls(self) -> frozenset[str]:
         """The functions the condition calls."""
-        _ = self.names
+        if self._used is None:
+            self._compile()
         return self._called
 
     def __call__(self, env: Env) -> Any:
@@ -303,7 +304,7 @@ class Expr:
         return bool(self._run(env))
 
 
-class Memo:
+class RememberedCondition:
     """One condition's truth, remembered by the values of the names it reads: a rank-scope
     rule over 100,000 ranks in a handful of states is evaluated once per state, not once
     per rank (issue 21, defect 14). Values are keyed with their types, since True, 1 and

@@ -121,8 +121,8 @@ def _mixed_directories(tmp_path: Path) -> list[Path]:
         d.mkdir()
     (made["configs"] / "a.yaml").write_text("model: {}\n")
     (made["escape"] / "a_link.log").symlink_to(outside)
-    (made["glog"] / "python.host.root.log.WARNING.20261128-1.4242").write_bytes(LINE)
-    (made["glog"] / "python.host.root.log.INFO.20261128-1.4242").write_bytes(LINE)
+    (made["glog"] / "mindspore.host.root.log.WARNING.20261128-101010.4242").write_bytes(LINE)
+    (made["glog"] / "mindspore.host.root.log.INFO.20261128-101010.4242").write_bytes(LINE)
     (made["nested"] / "a.txt").write_text("nothing here\n")
     (made["nested"] / "rank_3").mkdir()
     (made["nested"] / "rank_3" / "worker.log").write_bytes(LINE)
@@ -141,6 +141,10 @@ def test_has_log_stops_early_but_answers_as_discovery_does(tmp_path: Path) -> No
     answers = {str(t): has_log(str(t)) if t.exists() else False for t in targets}
     assert answers == {str(t): _has_log_by_discovery(str(t)) for t in targets}
     assert sum(answers.values()) >= 60 and not all(answers.values())
+    from msrunwatch.read.discover import discover_target
+
+    glog = [f.path.name for f in discover_target(str(tmp_path / "glog"))]
+    assert glog == ["mindspore.host.root.log.INFO.20261128-101010.4242"]  # the fullest copy
 
 
 def test_has_log_looks_at_one_file_of_a_directory_of_logs(
