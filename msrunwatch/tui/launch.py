@@ -24,10 +24,10 @@ def run_tui(
     shown: Sequence[str] | None = None,
     color: bool = False,
 ) -> int:
-    """Show the live view until the user quits (or, with `exit_when_done`, the run ends:
-    then the verdict is printed as triage prints it, `color` or not, so it stays on the
-    terminal), SIGTERM or SIGHUP; returns triage's exit code for the run, 2 when a target
-    never appeared, 128 + the signal after one;
+    """Show the live view until the user quits (or, with `exit_when_done`, the run ends),
+    SIGTERM or SIGHUP; then the verdict is printed as triage prints it, `color` or not, so
+    it stays on the terminal (see `parting_words`); returns triage's exit code for the run,
+    2 when a target never appeared, 128 + the signal after one;
     `shown`: what the header says is watched, when not the engine's targets (the cluster
     view's sources)."""
     feed = LiveFeed(live, tick_s, arrival)
@@ -45,9 +45,18 @@ def run_tui(
         print(f"msrunwatch: error: {app.gave_up}", file=sys.stderr)
     if code is None:  # the app failed; Textual printed why
         return app.return_code or 1
-    if app.run_ended and app.last is not None:  # --exit-when-done: the verdict stays on screen
-        print(verdict_text(app.last.report, color, live.consoles), end="", flush=True)
+    print(parting_words(app, color, live.consoles), end="", flush=True)
     return code
+
+
+def parting_words(app: MsrunwatchApp, color: bool, consoles: Sequence[str] = ()) -> str:
+    """What stays on the terminal once the view closed by `q` or at the run's end: the
+    newest verdict, so that quitting does not take what was watched away with the screen.
+    Nothing before the first verdict, nor when a target never appeared (the error says
+    why), nor after a signal (whoever sent it is not reading)."""
+    if app.last is None or app.gave_up or app.stop_signal is not None:
+        return ""
+    return verdict_text(app.last.report, color, consoles)
 
 
 def verdict_text(report: Report, color: bool, consoles: Sequence[str] = ()) -> str:

@@ -190,6 +190,30 @@ async def test_exit_when_done_leaves_the_verdict_on_the_terminal() -> None:
     assert said.endswith(f"msrunwatch triage fixtures/cpu_dp2_oom_alloc_failed --console {console}")
 
 
+async def test_q_leaves_the_verdict_on_the_terminal_too() -> None:
+    """Quitting a view that showed a failure keeps its verdict, as --exit-when-done does;
+    before the first verdict, or after a signal, nothing is printed."""
+    from msrunwatch.tui.launch import parting_words, verdict_text
+
+    report = fixture_report("cpu_dp2_oom_alloc_failed")
+    target = MsrunwatchApp(None, ["msrun_log"])
+    async with target.run_test(size=(80, 24)) as pilot:
+        target.post_message(SnapshotUpdated(snapshot(report)))
+        await pilot.pause()
+        await pilot.press("q")
+    assert not target.run_ended and target.return_value == 1
+    said = parting_words(target, color=False)
+    assert said == verdict_text(report, color=False)
+    assert said.startswith("FAILED  rank 1 failed first: oom (2 failed)\n")
+    target.stop_signal = 15
+    assert parting_words(target, color=False) == ""
+
+    early = MsrunwatchApp(None, ["msrun_log"])
+    async with early.run_test(size=(80, 24)) as pilot:
+        await pilot.press("q")
+    assert early.return_value == 0 and parting_words(early, color=False) == ""
+
+
 async def test_a_run_level_cause_says_why_where_a_line_would_be() -> None:
     report = fixture_report("synth_rank_silent_empty_log")
     assert report.root_cause is not None and report.root_cause.file is None
