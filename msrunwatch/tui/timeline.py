@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 
 from msrunwatch.core.compat import dataclass
@@ -84,10 +85,43 @@ def _lines(path: str, pattern: re.Pattern[bytes]) -> Iterator[tuple[int, str]]:
 
 
 def merge(refs: Iterable[LogRef], every_line: bool = False, limit: int = LIMIT) -> list[Entry]:
-    """Every file's lines ordered by time (undated lines first, then by rank and line)."""
-    out = [e for ref in refs for e in entries(ref, every_line)]
+    """Every file's lines ordered by time (undated lines first, then by rank and line),
+    each once: an echo in msrun's console of a line a log holds is left out."""
+    out = without_echoes(refs, every_line)
     out.sort(key=lambda e: (e.time is not None, e.time or 0.0, _rank_key(e.rank), e.line))
     return out[:limit]
+
+
+def without_echoes(refs: Iterable[LogRef], every_line: bool = False) -> list[Entry]:
+    """The files' lines, less the copies that msrun's console holds of lines the logs
+    hold: msrun (`--join=True`) prints every worker's and the scheduler's lines to the
+    console verbatim, so the same ERROR would be listed twice, its rank-less copy first.
+
+    A copy is told by its whole text (a GLOG line carries its process id and a time to
+    the microsecond), counted: a console line is left out only while a log holds as many
+    unmatched copies of it, so a traceback of msrun's own beside the workers' stays.
+    Files rank first, then the rank-less files in the ranks' directories (the scheduler),
+    then the rest (the consoles); a file's lines are matched against better files' only.
+    """
+    refs = list(refs)
+    homes = {os.path.dirname(ref.path) for ref in refs if ref.rank is not None}
+
+    def standing(ref: LogRef) -> int:
+        return 0 if ref.rank is not None else 1 if os.path.dirname(ref.path) in homes else 2
+
+    out: list[Entry] = []
+    owned: Counter[str] = Counter()
+    for tier in sorted({standing(ref) for ref in refs}):
+        kept = []
+        for ref in (r for r in refs if standing(r) == tier):
+            for e in entries(ref, every_line):
+                if owned[e.text] > 0:
+                    owned[e.text] -= 1
+                else:
+                    kept.append(e)
+        owned.update(e.text for e in kept)
+        out += kept
+    return out
 
 
 _LAST: list[tuple[object, list[Entry]]] = []

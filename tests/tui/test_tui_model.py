@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from msrunwatch.judge.model import Status
 from msrunwatch.tui import cells, logdoc
 from msrunwatch.tui.rows import PROBLEMS, Rows, parse_ranks
 from msrunwatch.tui.widgets.row_painter import fit
-from tests.tui.tui_scenarios import NOW, rank_report, synthetic
+from tests.tui.tui_scenarios import NOW, ROOT, rank_report, synthetic
 
 
 @pytest.mark.parametrize(
@@ -258,3 +259,43 @@ def test_the_timeline_is_read_again_only_when_a_log_changed(tmp_path: Path) -> N
         fh.write("[ERROR] ME(1,2,python):2026-11-21-05:34:26.600.374 [a.cc:2] f] second\n")
     again = merged(refs)
     assert [e.text.rsplit("] ", 1)[-1] for e in again] == ["first", "second"]
+
+
+def test_the_consoles_echoes_of_log_lines_are_listed_once() -> None:
+    """The trial: msrun's console (`--join=True`) repeats every worker line verbatim, and
+    the timeline listed each ERROR twice, the rank-less copy first. A real run's files:
+    each line the logs hold is listed from its log; msrun's own lines stay."""
+    from msrunwatch.tui.timeline import LogRef, entries, merge
+
+    run = ROOT / "fixtures" / "cpu_dp2_oom_alloc_failed"
+    logs = [LogRef(n, str(run / "msrun_log" / f"worker_{n}.log")) for n in (0, 1)]
+    console = LogRef(None, str(run / "msrun_console.txt"))
+    from_logs = [e for ref in logs for e in entries(ref)]
+    from_console = list(entries(console))
+    assert {e.text for e in from_logs} <= {e.text for e in from_console}  # all echoed
+    shown = merge([console, *logs])
+    assert sorted(e.text for e in shown if e.rank is not None) == sorted(
+        e.text for e in from_logs
+    )  # every log line, from its log
+    oom = [e for e in shown if "Memory not enough" in e.text and e.level == "E"]
+    assert [e.rank for e in oom] == [1, 0]  # rank 1 first, as triage says; no console copy
+    own = [e for e in shown if e.rank is None]
+    copies, logged = Counter(e.text for e in from_console), Counter(e.text for e in from_logs)
+    assert Counter(e.text for e in own) == copies - logged  # the copies beyond the logs'
+    assert len(shown) == len(from_logs) + len(own) and len(own) < len(from_console) / 2
+
+
+def test_an_echo_is_matched_once_per_copy_and_only_against_the_logs(tmp_path: Path) -> None:
+    """A line the console holds more often than the logs do is msrun's own as well: kept
+    (the counts matter). Two logs with the same line both keep it (no rank echoes another)."""
+    from msrunwatch.tui.timeline import LogRef, merge
+
+    line = "Traceback (most recent call last):\n"
+    (tmp_path / "log").mkdir()
+    worker_0, worker_1 = tmp_path / "log" / "worker_0.log", tmp_path / "log" / "worker_1.log"
+    worker_0.write_text(line)
+    worker_1.write_text(line)
+    console = tmp_path / "console.txt"
+    console.write_text(line * 3)
+    shown = merge([LogRef(None, str(console)), LogRef(0, str(worker_0)), LogRef(1, str(worker_1))])
+    assert sorted(str(e.rank) for e in shown) == ["0", "1", "None"]
