@@ -10,7 +10,7 @@ import dataclasses
 
 from textual.widgets import Input
 
-from msrunwatch.judge.model import Status
+from msrunwatch.judge.model import Severity, Status
 from msrunwatch.live.run import Update
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.messages import (
@@ -424,3 +424,48 @@ class CountingApp(MsrunwatchApp):
     def apply(self, update: Update) -> None:
         self.applied += 1
         super().apply(update)
+
+
+def findings_on_screen(target: MsrunwatchApp) -> list[str]:
+    """The findings panel's lines as the terminal shows them (under its title)."""
+    lines = screen_text(target)
+    top = next(n for n, row in enumerate(lines) if "Findings (" in row)
+    return lines[top + 1 : -1]  # the footer is the last line
+
+
+async def test_at_80x24_the_findings_show_the_oom_size_and_the_first_error() -> None:
+    """The trial: the panel's message line was cut at its end, where the OOM's size is
+    (`…_backbone-LlamaForCausalL…`); the header kept it, the panel did not."""
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(fixture_report("synth_hccl_ei0006_after_oom_8p")))
+        await pilot.pause()
+        shown = findings_on_screen(target)
+        assert "ROOT CAUSE  error   oom-memory-not-enough on rank 3" in shown[0]
+        assert shown[1].rstrip().endswith("could not allocate 1.2 GiB")
+        assert "Out of memory: 1_Default/" in shown[1] and "…" in shown[1]
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        wide = findings_on_screen(target)[1].rstrip()  # cut again to the new width
+        assert len(wide) > 190 and wide.endswith("MatMul-op2213 could not allocate 1.2 GiB")
+
+
+async def test_a_newer_warning_does_not_push_the_first_error_off_an_80x24_screen() -> None:
+    """No root cause yet, 16 ranks: the panel has room for three findings; the error comes
+    first although three warnings came after it."""
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(synthetic(16)))
+        error = finding("hccl-collective-failed", [3], "HCCL AllReduce failed with ret 9")
+        target.post_message(FindingsRaised((error,), None))
+        for n in range(3):
+            warned = finding(f"warned-{n}", [n], f"a warning {n}")
+            warned = dataclasses.replace(warned, severity=Severity.WARNING)
+            target.post_message(FindingsRaised((warned,), None))
+        await pilot.pause()
+        shown = findings_on_screen(target)
+        assert "error   hccl-collective-failed on rank 3" in shown[0]
+        assert [f.rule for f in target.findings.ordered()][:2] == [
+            "hccl-collective-failed",
+            "warned-2",
+        ]

@@ -1,4 +1,5 @@
-"""Findings grouped across ranks: the root cause on top, then the newest first."""
+"""Findings grouped across ranks: the root cause on top, then errors before warnings, the
+newest first."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ from msrunwatch.tui import cells
 Key = tuple[str, str]
 ROLE_ORDER = {"root-cause": 0, "note": 2}
 """The root cause first, context notes after the faults (any other role in between)."""
+SEVERITY_ORDER = {"error": 0, "warning": 1}
+"""Within a role, errors above warnings above the rest: at 80x24 the panel shows three
+findings, and the first error must be one of them (a newer warning does not push it
+down)."""
+INDENT = 4
+"""The message line's indent under its finding."""
 
 
 def describe(f: Finding) -> str:
@@ -123,15 +130,15 @@ class FindingsPanel(VerticalScroll, can_focus=True):
         self._redraw()
 
     def ordered(self) -> list[Finding]:
-        """Root cause first, then the newest first (a batch keeps the verdict's order), then
-        notes, then the findings that are gone."""
+        """Root cause first, then errors, warnings and the rest, each newest first (a batch
+        keeps the verdict's order), then notes, then the findings that are gone."""
         return [f for _, _, f in self._entries()]
 
     def _entries(self) -> list[tuple[int, int, Finding]]:
-        def order(entry: tuple[int, int, Finding]) -> tuple[int, int, int]:
+        def order(entry: tuple[int, int, Finding]) -> tuple[int, int, int, int]:
             batch, position, f = entry
             group = 3 if self.is_gone(batch, f) else ROLE_ORDER.get(f.role, 1)
-            return group, -batch, position
+            return group, SEVERITY_ORDER.get(f.severity.value, 2), -batch, position
 
         return sorted(self.findings.values(), key=order)
 
@@ -159,6 +166,10 @@ class FindingsPanel(VerticalScroll, can_focus=True):
 
     def on_blur(self) -> None:
         self._redraw()
+
+    def on_resize(self) -> None:
+        if self.findings:  # messages are cut to the width ("no findings yet" stays)
+            self._redraw()
 
     def _redraw(self) -> None:
         entries = self._entries()
@@ -193,5 +204,9 @@ class FindingsPanel(VerticalScroll, can_focus=True):
             )
         head += Content.styled("  " + location(f), "$text-muted")
         style = "$text-error" if root else "$text-muted" if gone else ""
-        body = Content.styled(f"    {fmt.human_sizes(cells.printable(f.message))}", style)
+        said = fmt.human_sizes(cells.printable(f.message))
+        width = self.scrollable_content_region.width - INDENT
+        if width > 0:  # one cut that keeps the end (an OOM's size), not an ellipsis there
+            said = cells.middle_cut(said, width)
+        body = Content.styled(" " * INDENT + said, style)
         return Content("\n").join([head, body])
