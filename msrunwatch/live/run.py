@@ -16,7 +16,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -27,6 +27,7 @@ from msrunwatch.judge.model import Finding, Report, Status
 from msrunwatch.judge.statuses import progress_mark
 from msrunwatch.judge.verdict import judge
 from msrunwatch.live.changes import Changes
+from msrunwatch.live.newest import newest_runs
 from msrunwatch.live.tail import Change, FileTail
 from msrunwatch.read.discover import (
     LogFile,
@@ -356,9 +357,9 @@ class LiveRun:
         for t in self._files.values():
             if t.stale or t.facts is None:
                 t.facts, t.stale = t.scanner.facts(), False
-        facts = [t.facts for t in self._files.values() if t.facts is not None]
+        runs = newest_runs([t.facts for t in self._files.values() if t.facts is not None])
         quiet = self._silence(now)
-        run = assemble(self.targets, facts)
+        run = assemble(self.targets, runs.files)
         ctx = Context(
             now=now,
             quiet_s=quiet,
@@ -366,7 +367,9 @@ class LiveRun:
             caught_up=behind == 0,
             hung=self._hung,
         )
-        report = judge(run, self.rules, [*self.warnings(), *run.warnings], ctx)
+        report = judge(run, self.rules, [*runs.said, *self.warnings(), *run.warnings], ctx)
+        if runs.shown:  # what triage would read to say the same: the run shown
+            report = replace(report, log_dirs=tuple(map(runs.log_dir, report.log_dirs)))
         self._hung = held_hangs(report, run)
         update = Update(
             report,

@@ -16,7 +16,7 @@ from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from msrunwatch.live.run import Update
-from msrunwatch.tui import navigate
+from msrunwatch.tui import cells, navigate
 from msrunwatch.tui.feed import Feed
 from msrunwatch.tui.messages import (
     FilesRestarted,
@@ -82,6 +82,8 @@ class MsrunwatchApp(App[int]):
         self.last: Update | None = None
         """The newest snapshot received, applied or not."""
         self.paused = False
+        self._warned: set[str] = set()
+        """Warnings already shown (each once, as headless prints each once on stderr)."""
         self.header = RunHeader(self.targets, clock, id="header")
         self.filter_bar = FilterBar(id="filter-bar")
         self.table = RankTable(clock, id="ranks")
@@ -125,6 +127,7 @@ class MsrunwatchApp(App[int]):
         self.last = message.update
         self.table.empty_text = EMPTY
         self.findings.reconcile(message.update.report)
+        self._say_warnings(message.update.report.warnings)
         if self.paused:
             self.header.waiting += 1
             self.header.refresh()
@@ -135,6 +138,14 @@ class MsrunwatchApp(App[int]):
         if self.exit_when_done and message.update.ended:
             self.run_ended = True
             self.exit(self.verdict_code)
+
+    def _say_warnings(self, warnings: Iterable[str]) -> None:
+        """What is not read as it should be (a file that cannot be opened, a second run
+        beside the one shown), each once, when it first appears; `q` prints them again."""
+        for warning in warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                self.notify(cells.printable(warning), severity="warning", timeout=30)
 
     def apply(self, update: Update) -> None:
         """Show a snapshot everywhere at once; once the run ended, silences are measured on

@@ -224,3 +224,25 @@ async def test_a_run_level_cause_says_why_where_a_line_would_be() -> None:
         header = str(target.header.render())
     assert "rank 2 hung first: stalled" in header
     assert "why: a rank stayed silent" in header and "at -" not in header
+
+
+async def test_a_second_run_beside_the_one_shown_is_said_once(tmp_path: Path) -> None:
+    """The live engine follows the newest of two runs under one directory; the view says
+    so in a notice (once, not at every snapshot) and again on the terminal after `q`."""
+    from msrunwatch.tui.launch import parting_words
+    from tests.integration.test_several_runs import two_attempts, watched
+
+    parent = two_attempts(tmp_path)
+    report = watched(parent)
+    target = MsrunwatchApp(None, [str(parent)])
+    async with target.run_test(size=(80, 24)) as pilot:
+        for _ in range(2):  # two snapshots, applied one after the other
+            target.post_message(SnapshotUpdated(snapshot(report)))
+            await pilot.pause()
+        notes = [n.message for n in target._notifications if "holds 2 runs" in n.message]
+        assert len(notes) == 1 and "showing the newest, msrun_log_1, alone" in notes[0]
+        await pilot.press("q")
+    said = parting_words(target, color=False).splitlines()
+    assert said[0].startswith("FAILED  rank 1 failed first: oom")
+    assert any("holds 2 runs" in line for line in said)
+    assert said[-1].endswith(f"msrunwatch triage {parent}/msrun_log_1")  # a command that runs
