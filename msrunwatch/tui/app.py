@@ -186,6 +186,7 @@ class MsrunwatchApp(App[int]):
         self.findings.add(message.findings, message.root_cause)
 
     def on_files_restarted(self, message: FilesRestarted) -> None:
+        self.findings.restarted()
         files = ", ".join(message.files[:3]) + (" …" if len(message.files) > 3 else "")
         self.notify(f"log(s) truncated or replaced: {files} (a new run?)", severity="warning")
 

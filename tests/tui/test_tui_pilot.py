@@ -335,7 +335,7 @@ async def test_one_rank_is_one_rank() -> None:
         assert "1 rank " in header_text(target) and "1 ranks" not in header_text(target)
 
 
-async def test_a_finding_the_verdict_drops_stays_but_is_marked_withdrawn() -> None:
+async def test_a_finding_the_verdict_drops_stays_but_is_marked_undone() -> None:
     """Half-way through catching up, a rank looks silent; once its log is read, it is not."""
     report = oom_with_timeouts()
     silent = dataclasses.replace(
@@ -353,8 +353,27 @@ async def test_a_finding_the_verdict_drops_stays_but_is_marked_withdrawn() -> No
         assert target.findings.ordered()[-1].rule == "silent-rank"
         body = str(target.findings.query_one("#findings-body").render())
         assert body.count("ROOT CAUSE") == 1
-        assert "withdrawn (no longer in the verdict)  error   silent-rank on rank 5" in body
-        assert "1 withdrawn" in str(target.findings.border_title)
+        assert "  undone by later lines:  error   silent-rank on rank 5" in body
+        assert str(target.findings.border_title).endswith(", 1 undone)")
+
+
+async def test_findings_of_a_run_before_a_restart_say_so_not_withdrawn() -> None:
+    """The trial: after a restart in place, the earlier attempt's OOM read `withdrawn (no
+    longer in the verdict)`, as if it had been a false alarm."""
+    failed = fixture_report("cpu_dp2_oom_alloc_failed")
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(failed))
+        await pilot.pause()
+        target.post_message(FilesRestarted(("msrun_log/worker_0.log", "msrun_log/worker_1.log")))
+        post(target, snapshot(fixture_report("cpu_dp2_success_glog2")))
+        await pilot.pause()
+        body = str(target.findings.query_one("#findings-body").render())
+        oom = next(line for line in body.splitlines() if "oom-memory-not-enough" in line)
+        assert oom.startswith("  from before the logs restarted:  error   oom-memory-not-enough")
+        assert "withdrawn" not in body and "undone" not in body
+        title = str(target.findings.border_title)
+        assert title.endswith(f", {len(failed.findings)} from before the restart)")
 
 
 async def test_a_truncated_log_is_announced() -> None:

@@ -3,6 +3,7 @@ newest first."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import ClassVar
 
@@ -27,6 +28,12 @@ findings, and the first error must be one of them (a newer warning does not push
 down)."""
 INDENT = 4
 """The message line's indent under its finding."""
+UNDONE = ("undone by later lines", "undone")
+"""A finding the verdict dropped as more was read (a rank looked silent half-way through
+catching up; its log, read on, says it was not): its line's mark, and the title's word."""
+EARLIER = ("from before the logs restarted", "from before the restart")
+"""A finding the verdict dropped after the logs were truncated or replaced (a new attempt
+in the same directory): what it said was true of the earlier run, not a false alarm."""
 
 
 def describe(f: Finding) -> str:
@@ -94,6 +101,8 @@ class FindingsPanel(VerticalScroll, can_focus=True):
         self._judged = 0
         """Batch of the newest verdict: findings older than it and not in it are gone."""
         self._report: Report | None = None
+        self._restarted = 0
+        """Batch of the last verdict before logs were truncated or replaced (0: never)."""
         self.chosen = 0
         """The finding under the cursor, by its place in `ordered()`."""
 
@@ -128,6 +137,15 @@ class FindingsPanel(VerticalScroll, can_focus=True):
             entry = self.findings.get(key)
             self.findings[key] = (self._seq, n, f) if entry is None else (*entry[:2], f)
         self._redraw()
+
+    def restarted(self) -> None:
+        """Logs were truncated or replaced: what the next verdicts drop of the findings seen
+        so far belongs to the earlier run."""
+        self._restarted = self._seq
+
+    def why_gone(self, batch: int) -> tuple[str, str]:
+        """EARLIER or UNDONE, for a finding last seen in `batch` and gone since."""
+        return EARLIER if batch <= self._restarted else UNDONE
 
     def ordered(self) -> list[Finding]:
         """Root cause first, then errors, warnings and the rest, each newest first (a batch
@@ -173,25 +191,26 @@ class FindingsPanel(VerticalScroll, can_focus=True):
 
     def _redraw(self) -> None:
         entries = self._entries()
-        gone = [self.is_gone(batch, f) for batch, _, f in entries]
-        live = [f for (_, _, f), g in zip_strict(entries, gone) if not g]
+        gone = [self.why_gone(b) if self.is_gone(b, f) else None for b, _, f in entries]
+        live = [f for (_, _, f), g in zip_strict(entries, gone) if g is None]
         errors = sum(1 for f in live if f.severity.value == "error")
-        title = f"Findings ({len(live)}, {errors} errors"
-        withdrawn = f", {len(entries) - len(live)} withdrawn)" if sum(gone) else ")"
-        self.border_title = title + withdrawn
+        counts = Counter(g[1] for g in gone if g is not None)
+        said = "".join(f", {n} {word}" for word, n in sorted(counts.items()))
+        self.border_title = f"Findings ({len(live)}, {errors} errors{said})"
         lines = [self._lines(f, g) for (_, _, f), g in zip_strict(entries, gone)]
         if self.has_focus and lines:
             at = min(self.chosen, len(lines) - 1)
             lines[at] = lines[at].stylize("reverse")
         self.query_one("#findings-body", Static).update(Content("\n").join(lines))
 
-    def _lines(self, f: Finding, gone: bool) -> Content:
+    def _lines(self, f: Finding, gone: tuple[str, str] | None) -> Content:
+        """Two lines: severity, rule, ranks and where; the message. A finding the verdict
+        dropped is dimmed and says why in plain words (UNDONE, EARLIER)."""
         root = f.role == "root-cause" and not gone
         severity = f"{f.severity.value:<8}"
         if gone:
             head = Content.styled(
-                f"  withdrawn (no longer in the verdict)  {severity}{describe(f)}  [{f.role}]",
-                "$text-muted",
+                f"  {gone[0]}:  {severity}{describe(f)}  [{f.role}]", "$text-muted"
             )
         else:
             marker = ("▶ ROOT CAUSE ", "bold $text on $error") if root else ("  ", "")
