@@ -366,6 +366,26 @@ def test_moe_zero_memory_keeps_a_documented_share_of_the_expert_activations() ->
     assert level1 is not None and level1 < plain
 
 
+def test_dropless_moe_states_the_range_the_routers_balance_decides() -> None:
+    """Dropless: each of the EP group's ranks can send this rank's experts at most
+    min(top-k, local experts) copies of each token; the figures route evenly (top-k)."""
+
+    def range_note(**changes: Any) -> str | None:
+        notes = qwen(**{**MIXTRAL_8X7B, **changes}).assumptions
+        return next((a for a in notes if a.startswith("dropless MoE range")), None)
+
+    even = qwen(**MIXTRAL_8X7B, ep=2).layer_terms  # 4 experts per rank: at most 2 x 2 copies
+    worst = qwen(**{**MIXTRAL_8X7B, "moe_topk": 4}, ep=2).layer_terms
+    assert even is not None and worst is not None
+    noted = range_note(ep=2)
+    assert noted is not None and "4 copies per token instead of 2" in noted
+    assert f"{even.moe_layer_mib:,.1f} MiB" in noted
+    assert f"up to {worst.moe_layer_mib:,.1f} MiB" in noted
+    assert range_note(ep=8) is not None and "8 copies per token" in (range_note(ep=8) or "")
+    assert range_note(ep=1) is None  # every expert on the rank: top-k copies at most
+    assert range_note(ep=8, moe_capacity_factor=1.0, moe_pad_to_capacity=True) is None
+
+
 # --- uneven layers and pipeline -------------------------------------------------------
 
 
