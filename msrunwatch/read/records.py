@@ -41,6 +41,9 @@ class Records:
         self._compile = CompileTracker()
         self._progress = ProgressTracker()
         self._finished_line: int | None = None
+        self._uncaught_line: int | None = None
+        """The latest exception that ended a traceback Python prints when the program dies
+        of it (not one it survives: see read.patterns.SURVIVED_TRACEBACK)."""
         self._activity: float | None = None
         self._hits: dict[HitKey, Hit] = {}
         self._repeats: Counter[HitKey] = Counter()
@@ -62,8 +65,19 @@ class Records:
         self._pending: list[Hit] = []
         self._fired = False
         """A rule matched the line being read."""
+        self._under: frozenset[str] = frozenset()
+        """The rules whose `under` heading the current record has passed (rules.matcher's
+        Headings): they hold on the lines after it, until the record ends."""
         self._undated: dict[HitKey, int] = {}
         self._settled: set[HitKey] = set()
+
+    def _normal_end(self) -> int | None:
+        """The line where the log said it ended normally, unless an uncaught exception came
+        after it: "training finished" is followed by evaluation, a last checkpoint or an
+        export, and a program that dies there did not end normally (a real 2.10.0 run:
+        `[train] rank=1 finished`, then save_checkpoint's FileNotFoundError, exit code 1)."""
+        end, died = self._finished_line, self._uncaught_line
+        return None if end is None or (died is not None and died > end) else end
 
     # -- records ----------------------------------------------------------------------
 
@@ -92,6 +106,7 @@ class Records:
                     self._keep(hit)
         self._pending.clear()
         self._record_specific = False
+        self._under = frozenset()
 
     def _flush_deferred(self, body: str | None = None) -> None:
         """Match a bare exception line (`RuntimeError:`), with the first line of its body
@@ -149,8 +164,14 @@ class Records:
         line was made of an exception and its body, whose own line the others will read)."""
         frame = self._traceback.frame if kind == "exception" else None
         kind = kind or ("glog" if level else "text")
+        opened = self.matcher.headings(text)
+        if opened:
+            self._fired = True  # a heading changes how the lines after it read: never inert
+            self._under |= opened
         for found in self.matcher.match(text, level, kind, frame, every_rule=self._every_rule):
-            self._fired = True
+            self._fired = True  # said even when not under its heading: a repeat is read again
+            if found.rule.under is not None and found.rule.id not in self._under:
+                continue
             if fallbacks and not found.rule.fallback:
                 continue
             if not exact:
