@@ -96,7 +96,7 @@ def test_fish_script_offers_every_command_and_option() -> None:
     (sub)command, has a `complete` line under the condition that the words chose it."""
     import argparse
 
-    from msrunwatch.cli import _parser
+    from msrunwatch.commands.parser import build
 
     text = script("fish")
     lines = text.splitlines()
@@ -117,7 +117,7 @@ def test_fish_script_offers_every_command_and_option() -> None:
         for name in subcommands(parser):
             assert any(f" -a {name} " in line for line in mine), (path, name)
 
-    root = _parser()
+    root = build()
     check("", root)
     for name, sub in subcommands(root).items():
         check(name, sub)
