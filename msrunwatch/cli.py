@@ -3,7 +3,8 @@
 Every start pays for what this module imports, so it imports almost nothing: `--version`
 is answered before argparse is imported, the parser (msrunwatch.commands.parser) imports
 only the command that was named, and each command imports its drivers when it runs. So
-`check` and `rules check` start fast in CI and never import the TUI.
+`check` and `rules check` start fast in CI and never import the TUI. The methods of the
+dataclasses those modules make are compiled once and kept (rules.methodcode).
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args_in: list[str]) -> int:
     """Parse and run a command, turning every way it can end into its exit code."""
+    from msrunwatch.rules import methodcode
+
+    methodcode.remember()  # before the command's modules make their dataclasses
     from msrunwatch.commands.parser import build, one_command, parse, route
     from msrunwatch.core.errors import MsrunwatchError
     from msrunwatch.core.exit_codes import ExitCode
