@@ -22,6 +22,11 @@ ASKED = [
     ("msrunwatch fixtures/cpu_dp2_oom_alloc_failed --stall-a", ["--stall-after"]),
     ("msrunwatch rules show oom-memory-not-e", ["oom-memory-not-enough"]),
     ("msrunwatch check --select cann-ei000", ["cann-ei0002", "cann-ei0004", "cann-ei0006"]),
+    ("msrunwatch check --ignore nan", ["nan-loss"]),  # a category
+    (
+        "msrunwatch triage --select oom-memory-not-enough,loss-n",  # the name after a comma
+        ["oom-memory-not-enough,loss-nan-logged", "oom-memory-not-enough,loss-nan-or-inf"],
+    ),
     ("msrunwatch triage --format ", ["json", "markdown", "text"]),
     ("msrunwatch completion ", ["bash", "fish", "tcsh", "zsh"]),
 ]
