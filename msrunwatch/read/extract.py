@@ -123,6 +123,8 @@ class Extractor(GlogLines, PlainLines):
     def _absorb_ends(self, later: Extractor, shift: int) -> None:
         if later._finished_line is not None:
             self._finished_line = later._finished_line + shift
+        if later._uncaught_line is not None:
+            self._uncaught_line = later._uncaught_line + shift
         self._training_started = self._training_started or later._training_started
         self._meta_failures += later._meta_failures
         if later._last_fault is not None:
@@ -143,7 +145,8 @@ class Extractor(GlogLines, PlainLines):
     def close(self) -> None:
         """End of file: settle pending hits and the memory block."""
         self._new_record()
-        if self._finished_line and self._last_fault and self._last_fault[0] < self._finished_line:
+        end = self._normal_end()
+        if end and self._last_fault and self._last_fault[0] < end:
             self._last_fault = None
         self._memory.close()
 
@@ -154,7 +157,7 @@ class Extractor(GlogLines, PlainLines):
         return (
             len(self._hits),
             len(self._pending),
-            self._finished_line,
+            self._normal_end(),
             self._rank_from_log,
             len(self._registrations),
             len(self._unregistered),
@@ -164,7 +167,7 @@ class Extractor(GlogLines, PlainLines):
         )
 
     def _ended_after_fault(self) -> bool:
-        fault, end = self._last_fault, self._finished_line
+        fault, end = self._last_fault, self._normal_end()
         return fault is not None and end is not None and end > fault[0]
 
     def facts(self, lines: int) -> FileFacts:
@@ -189,7 +192,7 @@ class Extractor(GlogLines, PlainLines):
             memory=self._memory.summary,
             compile=self._compile.stats(),
             progress=self._progress.progress,
-            finished_line=self._finished_line,
+            finished_line=self._normal_end(),
             training_started=self._training_started,
             pipeline_stages=self._pipeline_stages,
             meta_connect_failures=self._meta_failures,

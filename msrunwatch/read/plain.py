@@ -11,7 +11,7 @@ from msrunwatch.read.facts import FileRole
 from msrunwatch.read.memory import MemoryBlock
 from msrunwatch.read.records import Records
 from msrunwatch.read.timestamps import parse_iso
-from msrunwatch.read.traceback import CHAINED, informative, is_bare
+from msrunwatch.read.traceback import CHAINED, SURVIVED, informative, is_bare
 from msrunwatch.rules.matcher import LineMatcher
 
 MAX_INERT = 4096
@@ -53,6 +53,8 @@ class PlainLines(Records):
             self._plain(text, lineno, around)
         if kind == "exception" or (facts and P.FATAL.search(text)):
             self._fault(lineno, text)
+        if kind == "exception" and not self._traceback.survived:
+            self._uncaught_line = lineno
         if kind == "exception" and is_bare(text):
             self._deferred = (text, lineno, offset, around)
         elif text.strip():
@@ -69,7 +71,7 @@ class PlainLines(Records):
             and not self.matcher.gave_up
             and self._traceback.state != "frames"
             and self._deferred is None
-            and not text.startswith((P.TRACEBACK_START, *CHAINED))
+            and not text.startswith((P.TRACEBACK_START, *CHAINED, *SURVIVED))
         )
 
     def _remember_inert(self, text: str) -> None:

@@ -1,7 +1,8 @@
 """Lines that can change nothing, told apart in bulk: most of what a log prints.
 
 A line without a GLOG header that holds none of the literals the extractor looks for in
-such a line (PLAIN_FACTS, a traceback's start, a chained exception's header, the INFO
+such a line (PLAIN_FACTS, a traceback's start, a chained exception's header, the line
+before a traceback the program survives, the INFO
 markers the scanner picks lines out by), none of the
 rules' literals or gates, and no non-ASCII byte, changes nothing when it is read outside a
 multi-line record (a traceback's frames, a bare exception waiting for its body): it only
@@ -16,7 +17,7 @@ import re
 
 from msrunwatch.core.memo import LineMemo
 from msrunwatch.read import patterns as P
-from msrunwatch.read.traceback import CHAINED, START
+from msrunwatch.read.traceback import CHAINED, START, SURVIVED
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.prefilter import required_literals, trie_pattern
 from msrunwatch.rules.programs import compiled
@@ -53,7 +54,7 @@ class QuietLines:
             return None
         rule_literals, gates = needs
         literals = set(rule_literals) | P.PLAIN_FACTS.literals()
-        literals |= {(START, False)} | {(c, False) for c in CHAINED}
+        literals |= {(line, False) for line in (START, *CHAINED, *SURVIVED)}
         for marker in P.INFO_MARKERS:  # a line the scanner picks out for its marker is read
             found = required_literals(marker.pattern.decode())
             if found is None:

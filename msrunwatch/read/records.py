@@ -41,6 +41,9 @@ class Records:
         self._compile = CompileTracker()
         self._progress = ProgressTracker()
         self._finished_line: int | None = None
+        self._uncaught_line: int | None = None
+        """The latest exception that ended a traceback Python prints when the program dies
+        of it (not one it survives: see read.patterns.SURVIVED_TRACEBACK)."""
         self._activity: float | None = None
         self._hits: dict[HitKey, Hit] = {}
         self._repeats: Counter[HitKey] = Counter()
@@ -64,6 +67,14 @@ class Records:
         """A rule matched the line being read."""
         self._undated: dict[HitKey, int] = {}
         self._settled: set[HitKey] = set()
+
+    def _normal_end(self) -> int | None:
+        """The line where the log said it ended normally, unless an uncaught exception came
+        after it: "training finished" is followed by evaluation, a last checkpoint or an
+        export, and a program that dies there did not end normally (a real 2.10.0 run:
+        `[train] rank=1 finished`, then save_checkpoint's FileNotFoundError, exit code 1)."""
+        end, died = self._finished_line, self._uncaught_line
+        return None if end is None or (died is not None and died > end) else end
 
     # -- records ----------------------------------------------------------------------
 

@@ -1135,3 +1135,16 @@ def test_msrun_given_on_the_command_line_sets_the_run_mode_of_a_mindformers_yaml
     )
     assert launch.get("run_mode") == "finetune" and launch.get("world") == 8
     assert launch.get("framework") is None  # the YAML's framework stays MindFormers
+
+
+def test_tp_2d_is_read_and_leaves_the_estimate_unvalidated(tmp_path: Path) -> None:
+    """MindSpeed --tp-2d --tp-x --tp-y: modelled from its documentation only, so a memory
+    error needs the model states alone over the card (estimate_unvalidated)."""
+    args = "--tensor-model-parallel-size 4 --tp-2d --tp-x 2 --tp-y 2"
+    config = script(tmp_path, launch(args=args))
+    assert (config.get("tp_2d"), config.get("tp_x"), config.get("tp_y")) == (True, 2, 2)
+    env = derive(config)
+    assert "MindSpeed --tp-2d (modelled from its documentation)" in env["estimate_unvalidated"]
+    assert env["estimate_band"] is None
+    plain = derive(script(tmp_path, launch(args="--tensor-model-parallel-size 4"), "b.sh"))
+    assert not any("tp-2d" in u for u in plain["estimate_unvalidated"])

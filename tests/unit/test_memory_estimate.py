@@ -821,3 +821,30 @@ def test_swap_attention_with_recompute_num_layers_recomputes_the_first_mlps() ->
     # full recompute decides by itself: swap-attention adds no MLP recompute
     full = qwen(swap_attention=True, **FULL_RECOMPUTE).stages[0]
     assert full.activations_mib == qwen(**FULL_RECOMPUTE).stages[0].activations_mib
+
+
+# --- MindSpeed --tp-2d -----------------------------------------------------------------------
+
+
+def test_tp_2d_splits_the_activations_over_all_tp_ranks_with_its_range_noted() -> None:
+    """MindSpeed tensor-parallel-2d.md: activations split by tp_x and tp_y, so the norm region
+    is split by tp as sequence parallel splits it (and the figures are SP's)."""
+    one_d = qwen(sp=False)
+    two_d = qwen(sp=False, tp_2d=True, tp_x=2, tp_y=1)
+    with_sp = qwen(sp=True)
+    assert two_d.stages[0].activations_mib == with_sp.stages[0].activations_mib
+    assert (two_d.stages[0].activations_mib or 0) < (one_d.stages[0].activations_mib or 0)
+    high, low = one_d.layer_terms, two_d.layer_terms
+    assert high is not None and low is not None
+    noted = next(a for a in two_d.assumptions if a.startswith("--tp-2d range"))
+    assert f"{low.layer_mib:,.1f} MiB" in noted and f"up to {high.layer_mib:,.1f} MiB" in noted
+    assert any("tensor-parallel-2d.md" in a for a in two_d.assumptions)
+    assert not two_d.problems
+
+
+def test_tp_2d_whose_x_and_y_do_not_make_tp_is_a_problem_and_tp_1_changes_nothing() -> None:
+    bad = qwen(sp=False, tp_2d=True, tp_x=4, tp_y=2)
+    assert any("tp_x 4 x tp_y 2 = 8, not TP 2" in p for p in bad.problems)
+    alone = qwen(sp=False, tp=1, tp_2d=True)
+    assert alone.stages[0].activations_mib == qwen(sp=False, tp=1).stages[0].activations_mib
+    assert not any("--tp-2d" in a for a in alone.assumptions)

@@ -10,7 +10,13 @@ from msrunwatch.judge.config.memory.inputs import Inputs, read_inputs
 from msrunwatch.judge.config.memory.layout import per_stage, recompute_plan, split_layers
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.judge.config.memory.oppatterns import as_patterns, op_freed
-from msrunwatch.judge.config.memory.result import FRAGMENTATION, MIB, Estimate, StageEstimate
+from msrunwatch.judge.config.memory.result import (
+    FRAGMENTATION,
+    MIB,
+    Estimate,
+    LayerTerms,
+    StageEstimate,
+)
 from msrunwatch.judge.config.memory.stage import Context, stage
 from msrunwatch.judge.config.memory.states import states
 from msrunwatch.judge.config.memory.swap import swap_attention, swap_range_note
@@ -47,6 +53,8 @@ def estimate(config: TrainingConfig) -> Estimate:
         ctx = replace(ctx, swap=swap_attention(config, plan, layers, notes))
     if ctx.swap is not None and terms is not None:
         swap_range_note(terms, notes)
+    if config.get("tp_2d") is True and inp.tp > 1 and terms is not None:
+        _tp_2d_range_note(inp, terms, notes)
     _note_params_gaps(inp, notes)
     _note_pipeline_assumptions(inp, ctx, notes)
     if feats.dynamic_seq:
@@ -56,6 +64,19 @@ def estimate(config: TrainingConfig) -> Estimate:
         stages = _over_the_range(stages, ctx, Notes())
     notes.merge(budget_notes)  # last: the budget's notes concern no stage
     return _assemble(config, notes, source, stages, ctx)
+
+
+def _tp_2d_range_note(inp: Inputs, terms: LayerTerms, notes: Notes) -> None:
+    """The range a --tp-2d layer sits in: its activations split over all TP ranks, as
+    MindSpeed's documentation states, up to the norm region whole on each (1D TP without SP)."""
+    whole = layer_terms(replace(inp, sp=False), Notes())
+    if whole is None:
+        return
+    notes.assume(
+        f"--tp-2d range: {terms.layer_mib:,.1f} MiB per layer and micro-batch with the "
+        f"activations split over tp (the figures), up to {whole.layer_mib:,.1f} MiB with the "
+        "norm region whole on each rank, as 1D TP without sequence parallel keeps it"
+    )
 
 
 def degrees_of(inp: Inputs) -> Degrees:

@@ -381,9 +381,34 @@ def _vocab_emb_dp(cfg: TrainingConfig, framework: str, notes: Notes) -> bool:
 
 
 def _sequence_parallel(cfg: TrainingConfig, tp: int, notes: Notes) -> bool:
-    """SP only shards anything with TP > 1 (SEQ-01)."""
+    """SP only shards anything with TP > 1 (SEQ-01). MindSpeed's --tp-2d shards the same
+    activations over the whole TP domain (tensor_parallel_2d)."""
+    if _flag(cfg, "tp_2d") is True and tp > 1:
+        return tensor_parallel_2d(cfg, tp, notes)
     sp = _flag_or(cfg, "sp", False, "default", notes)
     if sp and tp == 1:
         notes.problem("sp is on with tp 1: it has no effect (SEQ-01)")
         return False
     return sp
+
+
+def tensor_parallel_2d(cfg: TrainingConfig, tp: int, notes: Notes) -> bool:
+    """MindSpeed --tp-2d: activations are split like sequence parallel's, over all TP ranks.
+
+    Ascend/MindSpeed@7af9baed docs/en/features/tensor-parallel-2d.md: 2D tensor parallelism
+    "partitions both activations and parameters"; the inputs and outputs of the MLP and attention
+    layers are split along the first dimension by tp_x and along the last by tp_y (tp = tp_x x
+    tp_y), and norms are computed distributed. So the norm region and the layer inputs that
+    1D TP keeps whole are split by tp, as sequence parallel splits them; the weights are split by
+    tp as in 1D TP. Never checked against a run: estimate_unvalidated says so, and the range
+    (up to the norm region whole per rank, 1D TP without SP) is in the notes.
+    """
+    x, y = count(cfg, "tp_x", notes), count(cfg, "tp_y", notes)
+    if x is not None and y is not None and x * y != tp:
+        notes.problem(f"--tp-2d with tp_x {x} x tp_y {y} = {x * y}, not TP {tp}")
+    notes.assume(
+        f"--tp-2d (tp_x {x} x tp_y {y}): activations split over all {tp} TP ranks, first "
+        "dimension by tp_x and last by tp_y, the norm region as with sequence parallel "
+        "(MindSpeed tensor-parallel-2d.md; never checked against a run)"
+    )
+    return True
