@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from msrunwatch.cli import main
-from tests.support import FIXTURES
+from tests.support import FIXTURES, ROOT
 
 OOM = FIXTURES / "cpu_dp2_oom_alloc_failed"
 
@@ -86,6 +86,10 @@ def test_verbose_names_the_settings_file_and_the_rules(
         assert "; ignore oom" in err, argv
     main(["completion", "bash", "-v"])
     assert "categories complete (no settings file is read)" in capsys.readouterr().err
+    main(["estimate", str(FIXTURES / "configs" / "seed001_qwen25_7b_tp2_pp2.sh"), "-v"])
+    assert "settings: none read, rules: none run" in capsys.readouterr().err
+    main(["rules", "check", str(ROOT / "rules" / "log" / "cluster"), "-v"])
+    assert "settings: none read; rules: " in capsys.readouterr().err
 
 
 def test_verbose_says_a_rules_directory_of_the_settings_holds_no_rules(
