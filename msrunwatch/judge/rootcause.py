@@ -7,7 +7,7 @@ In order of preference:
    rule's `peer`), when it logged no fault of its own: it hung, or left early;
 3. a run-scope cause rule (ranks that never registered, ranks silent while the others
    timed out waiting for them);
-4. the rank the scheduler names the first it lost;
+4. the rank the scheduler names the first it lost, or a launcher the first that failed;
 5. the earliest error of any kind, when nothing better is known.
 """
 
@@ -230,7 +230,9 @@ def fallback(found: Sequence[Sighting], extra: Sequence[Synthetic]) -> RootCause
     named = first_lost(found)
     if named is not None and named[1] not in spoke_up(found):
         sight, rank = named
-        return _cause(sight, [rank], "the scheduler names it the first to time out")
+        title = sight.rule.title  # who names it, and as what: the scheduler, a launcher
+        reason = f"{title[:1].lower()}{title[1:]} (no rank logged a fault of its own)"
+        return _cause(sight, [rank], reason)
     errors = [s for s in found if s.rule.severity is Severity.ERROR]
     if not errors:
         return None

@@ -1,9 +1,11 @@
 """Attribute every hit to the rank it is about.
 
-A hit in a worker's own log is about that rank. A hit another process logged (the
-scheduler about a node, msrun about a worker's pid) is about the rank its rule's `subject`
-capture names. Hits with the same rule and fingerprint (the message with numbers masked)
-become one finding listing all their ranks.
+A hit in a worker's own log is about that rank, unless its rule's `subject` names a rank
+by number: a launcher's summary in the same stream (torchrun's failure table, which users
+paste as one log) is about the rank it names, and is not that rank's own line. A hit
+another process logged (the scheduler about a node, msrun about a worker's pid) is about
+the rank its rule's `subject` capture names. Hits with the same rule and fingerprint (the
+message with numbers masked) become one finding listing all their ranks.
 """
 
 from __future__ import annotations
@@ -63,6 +65,14 @@ class Subjects:
             Refers.PID: {str(f.pid): r.rank for r in run.ranks for f in r.files if f.pid},
             Refers.NODE: {g.node: g.rank for g in run.registrations},
         }
+
+    @staticmethod
+    def named(rule: Rule | None, value: str | None) -> int | None:
+        """The rank a line names by number (`subject: {is: rank}`), in whatever file it is:
+        no pid or node id is known to a rank's own log, only a number says which rank."""
+        if rule is None or rule.subject is None or value is None:
+            return None
+        return to_int(value) if rule.subject.refers is Refers.RANK else None
 
     def rank(self, rule: Rule | None, value: str | None) -> int | None:
         """The rank a hit is about, or None when its subject names no rank we know."""
@@ -158,7 +168,11 @@ def sightings(run: RunFacts, rules: Mapping[str, Rule]) -> list[Sighting]:
 
     for rank in run.ranks:
         for facts, hit in rank.hits:
-            add(facts, hit, rank.rank, True)
+            named = subjects.named(rules.get(hit.rule), hit.subject)
+            if named is None:
+                add(facts, hit, rank.rank, True)
+            else:
+                add(facts, hit, named, False)
     for facts in run.schedulers:
         for hit in facts.hits:
             add(facts, hit, subjects.rank(rules.get(hit.rule), hit.subject), False)

@@ -65,6 +65,9 @@ class Records:
         self._pending: list[Hit] = []
         self._fired = False
         """A rule matched the line being read."""
+        self._under: frozenset[str] = frozenset()
+        """The rules whose `under` heading the current record has passed (rules.matcher's
+        Headings): they hold on the lines after it, until the record ends."""
         self._undated: dict[HitKey, int] = {}
         self._settled: set[HitKey] = set()
 
@@ -103,6 +106,7 @@ class Records:
                     self._keep(hit)
         self._pending.clear()
         self._record_specific = False
+        self._under = frozenset()
 
     def _flush_deferred(self, body: str | None = None) -> None:
         """Match a bare exception line (`RuntimeError:`), with the first line of its body
@@ -160,8 +164,14 @@ class Records:
         line was made of an exception and its body, whose own line the others will read)."""
         frame = self._traceback.frame if kind == "exception" else None
         kind = kind or ("glog" if level else "text")
+        opened = self.matcher.headings(text)
+        if opened:
+            self._fired = True  # a heading changes how the lines after it read: never inert
+            self._under |= opened
         for found in self.matcher.match(text, level, kind, frame, every_rule=self._every_rule):
-            self._fired = True
+            self._fired = True  # said even when not under its heading: a repeat is read again
+            if found.rule.under is not None and found.rule.id not in self._under:
+                continue
             if fallbacks and not found.rule.fallback:
                 continue
             if not exact:

@@ -167,6 +167,8 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
     match = None
     if "match" in data:
         match = _compile_bounded(path, data["match"], pos, rule_id)
+    if "under" in data:
+        _compile_bounded(path, data["under"], pos, rule_id, key="under")
     names = _names(scope, match)
     if "lookup" in data and names is not None:
         names |= _lookup_columns(path, data, pos, match)
@@ -185,17 +187,20 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
     _peer(path, data, pos, match)
 
 
-def _compile_bounded(path: Path, pattern: str, pos: Positions, rule_id: str) -> regex.Pattern[str]:
-    """A user's pattern, compiled only once its size is known to be bounded: the `regex`
-    module expands counted repeats while compiling, beyond any time or memory limit."""
-    line, col = pos.of(("match",))
+def _compile_bounded(
+    path: Path, pattern: str, pos: Positions, rule_id: str, key: str = "match"
+) -> regex.Pattern[str]:
+    """A user's pattern (`match`, or `under`'s heading), compiled only once its size is
+    known to be bounded: the `regex` module expands counted repeats while compiling, beyond
+    any time or memory limit."""
+    line, col = pos.of((key,))
     problem = pattern_problem(pattern)
     if problem is not None:
-        raise RuleError(path, f"match {problem}", line, col, rule_id)
+        raise RuleError(path, f"{key} {problem}", line, col, rule_id)
     try:
         return compile_pattern(pattern)
     except (regex.error, OverflowError, RecursionError) as exc:
-        raise RuleError(path, f"match is not a valid regex: {exc}", line, col, rule_id) from None
+        raise RuleError(path, f"{key} is not a valid regex: {exc}", line, col, rule_id) from None
 
 
 def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False) -> Rule:
@@ -226,6 +231,7 @@ def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False)
         restates=tuple(data.get("restates", ())),
         aliases=tuple(data.get("aliases", ())),
         pattern=data.get("match"),
+        under=data.get("under"),
         when=when,
         ranks=ranks,
         evidence=data.get("evidence", "last-line"),

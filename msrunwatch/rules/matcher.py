@@ -13,9 +13,9 @@ from msrunwatch.core.memo import MEMO, MEMO_LINE
 from msrunwatch.core.numbers import to_float, to_int
 from msrunwatch.rules.anchored import first_characters
 from msrunwatch.rules.budget import CPU_CLOCK, Abandoned, Budget, Clock, limit
-from msrunwatch.rules.model import Rule, Scope
+from msrunwatch.rules.model import Rule, Scope, compile_pattern
 from msrunwatch.rules.needs import Folded, may_match, pattern_needs
-from msrunwatch.rules.prefilter import Prefilter, capture_literals
+from msrunwatch.rules.prefilter import Prefilter, capture_literals, required_literals
 from msrunwatch.rules.tables import OVERRIDES
 from msrunwatch.rules.template import fingerprint, render, template_names
 
@@ -63,6 +63,7 @@ class LineMatcher:
         self._needs_all: dict[int, Folded | None] = {}
         """Everything each rule's pattern needs in a line (rules.needs), as found out: a
         rule the prefilter named is not searched on a line that lacks the rest."""
+        self._headings = Headings(self.rules)
 
     def text_needs(self) -> tuple[frozenset[tuple[str, bool]], list[re.Pattern[str]]] | None:
         """What a line read as plain text (no GLOG level, not ending a traceback, no frame)
@@ -74,12 +75,20 @@ class LineMatcher:
         none of its captures: then a capture it names must have taken part in the match,
         and that capture's literals are what the line needs."""
         literals = set(self._prefilter.literals)
+        heading_literals = self._headings.literals()
+        if heading_literals is None:
+            return None
+        literals |= heading_literals
         for index in self._prefilter.always:
             needs = _capture_needs(self.rules[index], "", "text")
             if needs is None:
                 return None
             literals.update(needs)
         return frozenset(literals), self._prefilter.gates
+
+    def headings(self, line: str) -> frozenset[str]:
+        """The rules whose `under` heading this line is (see Headings)."""
+        return self._headings.opened_by(line)
 
     def _may_hold(self, index: int, line: str, level: str, kind: str) -> bool:
         """Whether a rule tried on every line can hold on this one (frame unknown): not
@@ -258,6 +267,56 @@ Outcome = tuple[int, str, str, Optional[str], Optional[str], tuple[Optional[str]
 """A rule's match as its outcome depends on it: rule index, level, kind, frame, the line's
 text (only for a rule that reads it) and the pattern's groups."""
 _UNKNOWN = object()
+
+
+class Headings:
+    """The `under` headings of a rule set: which rules a line opens the section of.
+
+    A rule with `under` holds only on lines below its heading in the same log record (the
+    reader keeps which sections are open, read.records). So a heading line must always be
+    read: its literals count among the ones a line needs to be read at all (text_needs),
+    and a line is searched with a heading's pattern only when it holds one of them."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self._by_pattern: dict[str, list[str]] = {}
+        for rule in rules:
+            if rule.under is not None:
+                self._by_pattern.setdefault(rule.under, []).append(rule.id)
+        self._compiled: dict[str, regex.Pattern[str]] = {}
+        self._literals: dict[str, tuple[tuple[str, ...], bool] | None] = {
+            pattern: required_literals(pattern) for pattern in self._by_pattern
+        }
+
+    def literals(self) -> set[tuple[str, bool]] | None:
+        """Every heading's literals, with whether case is ignored (None: some heading's
+        cannot be told, and then any line may be one)."""
+        found: set[tuple[str, bool]] = set()
+        for needs in self._literals.values():
+            if needs is None:
+                return None
+            found.update((word, needs[1]) for word in needs[0])
+        return found
+
+    def opened_by(self, line: str) -> frozenset[str]:
+        """The ids of the rules whose heading this line matches."""
+        if not self._by_pattern:
+            return _NONE
+        opened: list[str] = []
+        for pattern, ids in self._by_pattern.items():
+            needs = self._literals[pattern]
+            if needs is not None:
+                text = line.lower() if needs[1] else line
+                if not any(word in text for word in needs[0]):
+                    continue
+            compiled = self._compiled.get(pattern)
+            if compiled is None:
+                compiled = self._compiled[pattern] = compile_pattern(pattern)
+            if compiled.search(line) is not None:
+                opened.extend(ids)
+        return frozenset(opened)
+
+
+_NONE: frozenset[str] = frozenset()
 
 
 def _evaluate(

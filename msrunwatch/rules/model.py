@@ -75,6 +75,10 @@ class Rule:
     """Former ids that settings and options may still use."""
     pattern: str | None = None
     """Line scope: the `match` pattern's source; compiled on first use (`match`)."""
+    under: str | None = None
+    """Line scope: the pattern of a heading the line must come under: the rule holds only
+    on lines after one that matches it, in the same log record (one section of a summary
+    whose sections list lines of the same shape, as torchrun's failure table does)."""
     when: Expr | None = None
     """The compiled `when` condition, or None (always)."""
     ranks: Expr | None = None

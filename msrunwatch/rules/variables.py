@@ -417,6 +417,8 @@ CONFIG = {
     "tp_x": "MindSpeed --tp-x (2D tensor parallel: the first dimension's split)",
     "tp_y": "MindSpeed --tp-y (2D tensor parallel: the last dimension's split)",
     "swap_optimizer": "MindSpeed --swap-optimizer",
+    "swap_optimizer_times": "MindSpeed --swap-optimizer-times (rounds of the step's swap, 16 by "
+    "default)",
     "moe_zero_memory": "MindSpeed --moe-zero-memory level",
     "fsdp": "an FSDP data-parallel mode (--use-torch-fsdp2, --use-custom-fsdp, ...)",
     "optimizer_offload": "--optimizer-cpu-offload",

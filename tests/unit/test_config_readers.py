@@ -1148,3 +1148,15 @@ def test_tp_2d_is_read_and_leaves_the_estimate_unvalidated(tmp_path: Path) -> No
     assert env["estimate_band"] is None
     plain = derive(script(tmp_path, launch(args="--tensor-model-parallel-size 4"), "b.sh"))
     assert not any("tp-2d" in u for u in plain["estimate_unvalidated"])
+
+
+def test_swap_optimizer_is_read_and_leaves_the_estimate_unvalidated(tmp_path: Path) -> None:
+    args = "--use-distributed-optimizer --swap-optimizer --swap-optimizer-times 8"
+    config = script(tmp_path, launch(args=args))
+    assert (config.get("swap_optimizer"), config.get("swap_optimizer_times")) == (True, 8)
+    env = derive(config)
+    assert (
+        "MindSpeed --swap-optimizer (modelled from its documentation)"
+        in env["estimate_unvalidated"]
+    )
+    assert env["estimate_band"] is None

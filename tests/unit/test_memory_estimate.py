@@ -366,6 +366,26 @@ def test_moe_zero_memory_keeps_a_documented_share_of_the_expert_activations() ->
     assert level1 is not None and level1 < plain
 
 
+def test_dropless_moe_states_the_range_the_routers_balance_decides() -> None:
+    """Dropless: each of the EP group's ranks can send this rank's experts at most
+    min(top-k, local experts) copies of each token; the figures route evenly (top-k)."""
+
+    def range_note(**changes: Any) -> str | None:
+        notes = qwen(**{**MIXTRAL_8X7B, **changes}).assumptions
+        return next((a for a in notes if a.startswith("dropless MoE range")), None)
+
+    even = qwen(**MIXTRAL_8X7B, ep=2).layer_terms  # 4 experts per rank: at most 2 x 2 copies
+    worst = qwen(**{**MIXTRAL_8X7B, "moe_topk": 4}, ep=2).layer_terms
+    assert even is not None and worst is not None
+    noted = range_note(ep=2)
+    assert noted is not None and "4 copies per token instead of 2" in noted
+    assert f"{even.moe_layer_mib:,.1f} MiB" in noted
+    assert f"up to {worst.moe_layer_mib:,.1f} MiB" in noted
+    assert range_note(ep=8) is not None and "8 copies per token" in (range_note(ep=8) or "")
+    assert range_note(ep=1) is None  # every expert on the rank: top-k copies at most
+    assert range_note(ep=8, moe_capacity_factor=1.0, moe_pad_to_capacity=True) is None
+
+
 # --- uneven layers and pipeline -------------------------------------------------------
 
 
@@ -848,3 +868,42 @@ def test_tp_2d_whose_x_and_y_do_not_make_tp_is_a_problem_and_tp_1_changes_nothin
     alone = qwen(sp=False, tp=1, tp_2d=True)
     assert alone.stages[0].activations_mib == qwen(sp=False, tp=1).stages[0].activations_mib
     assert not any("--tp-2d" in a for a in alone.assumptions)
+
+
+# --- MindSpeed --swap-optimizer and MindSpeed-LLM --noop-layers -------------------------------
+
+
+def test_swap_optimizer_keeps_two_rounds_of_the_optimizer_states_on_the_device() -> None:
+    """MindSpeed swap-optimizer.md: master weights and Adam states (12 B/param, sharded by the
+    distributed optimizer) on the host; back in --swap-optimizer-times rounds in the step."""
+    plain = qwen(use_distributed_optimizer=True).stages[0]
+    swapped = qwen(use_distributed_optimizer=True, swap_optimizer=True).stages[0]
+    four = qwen(use_distributed_optimizer=True, swap_optimizer=True, swap_optimizer_times=4)
+    params = plain.params
+    moved = (plain.grads_optimizer_mib or 0) - (swapped.grads_optimizer_mib or 0)
+    assert moved == pytest.approx(params * 12 * (1 - 2 / 16) / MIB)
+    held = (plain.grads_optimizer_mib or 0) - (four.stages[0].grads_optimizer_mib or 0)
+    assert held == pytest.approx(params * 12 * (1 - 2 / 4) / MIB)
+    assert any(a.startswith("--swap-optimizer: ") for a in four.assumptions)
+    assert four.covers and swapped.weights_mib == plain.weights_mib
+
+
+def test_swap_optimizer_outside_what_mindspeed_supports_is_not_estimated() -> None:
+    for changes in ({}, {"use_distributed_optimizer": True, "reuse_fp32_param": True}):
+        est = qwen(swap_optimizer=True, **changes)
+        assert any("--swap-optimizer without" in g for g in est.not_estimated)
+
+
+def test_noop_layers_hold_nothing_on_their_stages() -> None:
+    """MindSpeed noop-layers.md: --num-layers counts them; they do not compute."""
+    plain = qwen()
+    noop = qwen(noop_layers="26,27")
+    assert [s.layers for s in noop.stages] == [14, 12] and noop.covers
+    assert noop.stages[0].params == plain.stages[0].params
+    assert noop.stages[1].params < plain.stages[1].params
+    # interleaved: 7 layers per chunk, chunk k on stage k % 2 (layer 27 is in chunk 3)
+    vpp = qwen(noop_layers="0,27", vpp=2)
+    assert [s.layers for s in vpp.stages] == [13, 13]
+    odd = qwen(noop_layers="0", vpp=2, num_layer_list="10,18")
+    assert [s.layers for s in odd.stages] == [10, 18]  # stages unknown: counted (upper bound)
+    assert any("--noop-layers" in g for g in qwen(noop_layers="first").not_estimated)

@@ -89,6 +89,8 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
     unvalidated = _unvalidated(est.framework, est.inputs, est.vocab_range, config.get("cp_algo"))
     if config.get("swap_attention") is True:
         unvalidated.append("MindSpeed --swap-attention (modelled from its documentation)")
+    if config.get("swap_optimizer") is True:
+        unvalidated.append("MindSpeed --swap-optimizer (modelled from its documentation)")
     if config.get("tp_2d") is True and (_int(config.get("tp")) or 1) > 1:
         unvalidated.append("MindSpeed --tp-2d (modelled from its documentation)")
     return {

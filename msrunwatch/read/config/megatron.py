@@ -114,6 +114,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--tp-x": ("tp_x", INT),
     "--tp-y": ("tp_y", INT),
     "--swap-optimizer": ("swap_optimizer", TRUE),
+    "--swap-optimizer-times": ("swap_optimizer_times", INT),
     "--moe-zero-memory": ("moe_zero_memory", STR),
     "--use-torch-fsdp2": ("fsdp", TRUE),
     "--use-custom-fsdp": ("fsdp", TRUE),

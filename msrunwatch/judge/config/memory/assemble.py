@@ -8,6 +8,7 @@ from msrunwatch.judge.config.memory.budget import Degrees, usable
 from msrunwatch.judge.config.memory.features import Features, features
 from msrunwatch.judge.config.memory.inputs import Inputs, read_inputs
 from msrunwatch.judge.config.memory.layout import per_stage, recompute_plan, split_layers
+from msrunwatch.judge.config.memory.moe import MoE
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.judge.config.memory.oppatterns import as_patterns, op_freed
 from msrunwatch.judge.config.memory.result import (
@@ -55,6 +56,8 @@ def estimate(config: TrainingConfig) -> Estimate:
         swap_range_note(terms, notes)
     if config.get("tp_2d") is True and inp.tp > 1 and terms is not None:
         _tp_2d_range_note(inp, terms, notes)
+    if inp.moe is not None and inp.moe.dropless and terms is not None:
+        _dropless_range_note(inp, inp.moe, terms, notes)
     _note_params_gaps(inp, notes)
     _note_pipeline_assumptions(inp, ctx, notes)
     if feats.dynamic_seq:
@@ -76,6 +79,24 @@ def _tp_2d_range_note(inp: Inputs, terms: LayerTerms, notes: Notes) -> None:
         f"--tp-2d range: {terms.layer_mib:,.1f} MiB per layer and micro-batch with the "
         f"activations split over tp (the figures), up to {whole.layer_mib:,.1f} MiB with the "
         "norm region whole on each rank, as 1D TP without sequence parallel keeps it"
+    )
+
+
+def _dropless_range_note(inp: Inputs, moe: MoE, terms: LayerTerms, notes: Notes) -> None:
+    """The range a dropless MoE layer sits in: the figures route every rank's tokens evenly
+    (top-k copies per token); nothing bounds how many copies one rank's experts receive but
+    the EP group's tokens, each of which sends this rank at most min(top-k, its experts)."""
+    most = moe.ep * min(moe.topk, moe.local_experts)
+    if most <= moe.topk:
+        return
+    worst = layer_terms(replace(inp, moe=replace(moe, copies=float(most))), Notes())
+    if worst is None or worst.moe_layer_mib is None or terms.moe_layer_mib is None:
+        return
+    notes.assume(
+        f"dropless MoE range: {terms.moe_layer_mib:,.1f} MiB per MoE layer and micro-batch "
+        f"with tokens routed evenly (the figures), up to {worst.moe_layer_mib:,.1f} MiB if the "
+        f"EP group's {moe.ep} ranks sent this rank's {moe.local_experts} experts all they "
+        f"could ({most} copies per token instead of {moe.topk}): the router's balance decides"
     )
 
 

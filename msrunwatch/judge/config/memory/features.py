@@ -14,12 +14,10 @@ from msrunwatch.read.config.entry import job_of_run_mode
 from msrunwatch.read.config.model import TrainingConfig
 
 UNMODELLED: tuple[tuple[str, str], ...] = (
-    ("swap_optimizer", "MindSpeed --swap-optimizer (optimizer states swapped to host)"),
     ("fsdp", "FSDP (parameters, gradients and states sharded over data parallel)"),
     ("optimizer_offload", "--optimizer-cpu-offload (optimizer states on the host)"),
     ("fp8", "FP8 training (--fp8-format)"),
     ("mtp_layers", "multi-token prediction layers (--mtp-num-layers)"),
-    ("noop_layers", "MindSpeed-LLM --noop-layers"),
     ("swap", "MindFormers swap_config (activations swapped to host)"),
     ("config_file", "a trainer configured by a YAML file the script passes (FSDP2, MindSpeed-MM)"),
 )
@@ -98,6 +96,16 @@ def _unmodelled(cfg: TrainingConfig) -> list[str]:
             "not estimated: MindSpeed --swap-attention without flash attention or with LoRA "
             "(its documentation supports neither)"
         )
+    if cfg.get("swap_optimizer") is True and (
+        cfg.get("use_distributed_optimizer") is not True or cfg.get("reuse_fp32_param") is True
+    ):  # MindSpeed swap-optimizer.md: the distributed optimizer only; not with reuse-fp32-param
+        gaps.append(
+            "not estimated: MindSpeed --swap-optimizer without the distributed optimizer or with "
+            "--reuse-fp32-param (its documentation supports neither)"
+        )
+    noop = cfg.get("noop_layers")
+    if noop is not None and not _noop_indices(noop):
+        gaps.append(f"not estimated: MindSpeed-LLM --noop-layers {noop!r} (not a list of layers)")
     split = cfg.get("seq_split_num")
     if isinstance(split, int) and not isinstance(split, bool) and split > 1:
         gaps.append(
@@ -117,3 +125,9 @@ def features(cfg: TrainingConfig) -> Features:
         gaps.insert(0, f"not estimated: {job} job (the estimate models training)")
     dynamic = bool(cfg.get("variable_seq_lengths") or cfg.get("no_pad_to_seq_lengths"))
     return Features(job, _lora(cfg), dynamic, tuple(gaps))
+
+
+def _noop_indices(raw: object) -> bool:
+    """Whether --noop-layers names its layers as the estimate reads them (0-based indices)."""
+    words = str(raw).replace(",", " ").split()
+    return bool(words) and all(w.isdigit() for w in words)

@@ -53,6 +53,8 @@ class Inputs:
     o2_optimizer: bool = False
     """MindSpeed-LLM --o2-optimizer: Adam's m and v in bf16, 4 B/param less (sharded)."""
     """MindSpeed --reuse-fp32-param: the bf16 weights live inside the fp32 master copy."""
+    optimizer_on_device: float = 1.0
+    """The share of the optimizer states held on the device (MindSpeed --swap-optimizer)."""
     act_recompute: bool = False
     """MindSpeed --recompute-activation-function: the activation function's output is freed."""
     vocab_low: int | None = None
@@ -215,6 +217,7 @@ def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
         hidden_dropout=_dropout(cfg, "hidden_dropout", notes),
         attention_dropout=_dropout(cfg, "attention_dropout", notes),
         reuse_fp32=_flag(cfg, "reuse_fp32_param") is True,
+        optimizer_on_device=_swap_optimizer(cfg, notes),
         o2_gradient=_flag(cfg, "o2_gradient") is True,
         o2_optimizer=_flag(cfg, "o2_optimizer") is True,
         act_recompute=_flag(cfg, "recompute_activation_function") is True,
@@ -412,3 +415,33 @@ def tensor_parallel_2d(cfg: TrainingConfig, tp: int, notes: Notes) -> bool:
         "(MindSpeed tensor-parallel-2d.md; never checked against a run)"
     )
     return True
+
+
+SWAP_OPTIMIZER_TIMES = 16
+"""MindSpeed --swap-optimizer-times default (swap-optimizer.md)."""
+SWAP_OPTIMIZER_ROUNDS = 2
+"""Rounds of optimizer states on the device at once in the step: one being updated and the
+next one's host-to-device copy (swap-optimizer.md: a round's device-to-host copy waits for the
+previous round's host-to-device copy; an assumption, the documentation gives no figure)."""
+
+
+def _swap_optimizer(cfg: TrainingConfig, notes: Notes) -> float:
+    """The share of the optimizer states on the device with MindSpeed --swap-optimizer.
+
+    Ascend/MindSpeed@c58fff2e docs/en/features/swap-optimizer.md: the fp32 master weights and
+    Adam's moments (12 B/param, as the distributed optimizer shards them) stay on the host in the
+    forward and backward, and come back in --swap-optimizer-times rounds (16 by default) in the
+    step, about numel / times each. Counted as held throughout (the step holds no activations,
+    so this overstates); never checked against a run: estimate_unvalidated says so.
+    """
+    if _flag(cfg, "swap_optimizer") is not True:
+        return 1.0
+    times = count(cfg, "swap_optimizer_times", notes) or SWAP_OPTIMIZER_TIMES
+    share = min(1.0, SWAP_OPTIMIZER_ROUNDS / times)
+    notes.assume(
+        f"--swap-optimizer: master weights and Adam states on the host in the forward and "
+        f"backward, back in {times} rounds in the step; {SWAP_OPTIMIZER_ROUNDS} rounds' worth "
+        f"({share:.4g} of them) counted as held throughout, from 1/{times} while one round is "
+        "updated (MindSpeed swap-optimizer.md; never checked against a run)"
+    )
+    return share

@@ -37,7 +37,59 @@ def split_layers(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> tuple[int, .
     listed = _from_layer_list(cfg.get("num_layer_list"), inp, notes)
     if listed is None:
         listed = _from_offset(cfg.get("offset"), inp, notes)
-    return listed if listed is not None else _even_split(inp, notes)
+    counts = listed if listed is not None else _even_split(inp, notes)
+    noop = noop_layers(cfg)
+    if noop and not noop_placed(counts, inp):
+        notes.assume(
+            "--noop-layers counted as computing layers: with uneven virtual-pipeline chunks "
+            "their stages are not known (an upper bound)"
+        )
+        return counts
+    return _without_noop(counts, noop, inp, notes) if noop else counts
+
+
+def noop_layers(cfg: TrainingConfig) -> tuple[int, ...] | None:
+    """MindSpeed-LLM --noop-layers: the layer indices (0-based) that compute nothing."""
+    raw = cfg.get("noop_layers")
+    listed = _int_list(raw) if raw is not None else None
+    return tuple(sorted(set(listed))) if listed else None
+
+
+def noop_placed(counts: tuple[int, ...], inp: Inputs) -> bool:
+    """Whether each layer's stage is known: contiguous stages, or even virtual-pipeline chunks."""
+    layers = inp.layers or 0
+    return inp.vpp == 1 or (layers % (inp.pp * inp.vpp) == 0 and len(set(counts)) == 1)
+
+
+def _stage_of(index: int, counts: tuple[int, ...], inp: Inputs) -> int:
+    """The stage holding layer `index`: contiguous runs of counts, or chunk (index // c) % pp
+    with c layers per virtual-pipeline chunk (Megatron's interleaved assignment)."""
+    if inp.vpp > 1:
+        chunk = (inp.layers or 0) // (inp.pp * inp.vpp)
+        return (index // chunk) % inp.pp
+    start = 0
+    for stage, n in enumerate(counts):
+        if index < start + n:
+            return stage
+        start += n
+    return len(counts) - 1
+
+
+def _without_noop(
+    counts: tuple[int, ...], noop: tuple[int, ...], inp: Inputs, notes: Notes
+) -> tuple[int, ...]:
+    """Layers per stage that compute: the noop layers hold no weights and keep no activations
+    (Ascend/MindSpeed@c58fff2e docs/en/features/noop-layers.md: they "do not perform actual
+    computation"; --num-layers counts them)."""
+    out = list(counts)
+    for index in noop:
+        if 0 <= index < (inp.layers or 0):
+            out[_stage_of(index, counts, inp)] -= 1
+    notes.assume(
+        f"--noop-layers {','.join(map(str, noop))}: no weights or activations, so the stages "
+        f"compute {', '.join(map(str, out))} layers (MindSpeed noop-layers.md)"
+    )
+    return tuple(max(0, n) for n in out)
 
 
 def _from_layer_list(raw: object, inp: Inputs, notes: Notes) -> tuple[int, ...] | None:

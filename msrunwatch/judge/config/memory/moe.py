@@ -49,6 +49,9 @@ class MoE:
     kept: float
     """Share of the expert activations kept (MindSpeed --moe-zero-memory recomputes the rest)."""
 
+    dropless: bool = False
+    """Whether tokens go to their experts with no capacity (copies is top-k on average)."""
+
     @property
     def local_experts(self) -> int:
         """Experts on one rank: num_experts / EP."""
@@ -89,7 +92,19 @@ def read_moe(cfg: TrainingConfig, framework: str, ffn: int | None, tp: int, note
     first_dense = max(0, dense) if isinstance(dense, int) and not isinstance(dense, bool) else 0
     level = str(cfg.get("moe_zero_memory") or "").lower()
     kept = ZERO_MEMORY_KEPT.get(level, 1.0)
-    moe = MoE(experts, topk, expert_ffn, shared, ep, etp, copies, first_dense, _freq(cfg), kept)
+    moe = MoE(
+        experts,
+        topk,
+        expert_ffn,
+        shared,
+        ep,
+        etp,
+        copies,
+        first_dense,
+        _freq(cfg),
+        kept,
+        dropless=capacity is None,
+    )
     _note(moe, capacity, level, notes)
     return moe
 

@@ -92,6 +92,7 @@ def _megatron(inp: Inputs, notes: Notes) -> StateBytes:
         notes.assume("--reuse-fp32-param: bf16 weights kept inside the fp32 master, -2 B/param")
     if inp.dtype == "bf16":
         grads, optimizer = _o2(inp, grads, optimizer, notes)
+    optimizer *= inp.optimizer_on_device  # MindSpeed --swap-optimizer (inputs.py)
     if not inp.distributed_optimizer:
         return StateBytes(weights, grads, optimizer)
     shard = inp.dp * inp.cp
