@@ -95,6 +95,12 @@ class PlainLines(Records):
             self._note_activity(self._progress.latest_time)
         self._rules(text, lineno, offset, None, False, kind="text")
 
+    def progress_passed(self, around: Around) -> None:
+        """A LossMonitor line no rule can fire on, not parsed for progress (see
+        read.lossonly): what progress_line would do with it, without the matcher."""
+        self._new_record()
+        self._around = around
+
     def skipped_progress(self, count: int, epochs: list[tuple[int, int]]) -> None:
         """Progress lines the scanner counted but did not parse (only the latest matter),
         with their (epoch, step): how many steps an epoch has."""

@@ -17,6 +17,7 @@ from msrunwatch.read import shortcuts
 from msrunwatch.read.around import Around, header_time, time_before
 from msrunwatch.read.extract import READ_WHOLE, Extractor
 from msrunwatch.read.facts import FileFacts, FileRole
+from msrunwatch.read.lossonly import loss_only
 from msrunwatch.read.progress import COMPILE_TOTAL
 from msrunwatch.read.quiet import quiet_lines
 from msrunwatch.rules.matcher import LineMatcher
@@ -73,6 +74,11 @@ class FileScanner:
         """The compile stage lines of the block being read, by start (see _marked)."""
         self._fast_stages = role is not FileRole.SCHEDULER
         """The scheduler's messages are read for other facts (Extractor._scheduler)."""
+        found = loss_only(matcher)
+        self._loss_only = found.match if found is not None else None
+        self._passed: set[int] = set()
+        """The LossMonitor lines of the block no rule can fire on, not parsed for progress:
+        passed over without being read (see read.lossonly)."""
 
     def feed(self, chunk: bytes) -> None:
         """Consume the next bytes of the file; an incomplete last line waits for more."""
@@ -307,16 +313,25 @@ class FileScanner:
 
     def _progress_starts(self, buf: bytes, starts: list[int]) -> list[int]:
         """Starts of the LossMonitor lines to parse for progress; the others are only
-        counted, and their epochs noted (the rules read them all). The ones parsed are the
+        counted, and their epochs noted (the rules read them all, but those no rule can
+        fire on: self._passed). The ones parsed are the
         last ones of the block back to the 16th positive interval between them (the cadence
         is the median of the last 16), or all of them: so the cadence is the same however
         the file is cut into blocks or pieces."""
+        self._passed.clear()
         if not starts:
             return []
         keep = _parsed_from(buf, starts)
         if keep:
-            epochs = [m.groups() for s in starts[:keep] if (m := P.LOSS_BULK.match(buf, s - 1))]
-            self.extractor.skipped_progress(keep, [(int(e), int(st)) for e, st in epochs])
+            epochs = []
+            passed, bulk = self._loss_only, P.LOSS_BULK.match
+            for start in starts[:keep]:
+                if passed is not None and (m := passed(buf, start - 1)):
+                    self._passed.add(start)
+                elif not (m := bulk(buf, start - 1)):
+                    continue
+                epochs.append((int(m[1]), int(m[2])))
+            self.extractor.skipped_progress(keep, epochs)
         return starts[keep:]
 
     def _scan(self, buf: bytes, end: int) -> None:
@@ -337,7 +352,10 @@ class FileScanner:
                 q, s = self._stage_run(buf, end, quiet, q, stages, s, start)
             if q < len(quiet) and quiet[q][0] < start:
                 q = self._pass_quiet(buf, end, quiet, q, bisect.bisect_left(quiet, (start,), q))
-            self._read(buf, end, start, start in bulk, start in parsed)
+            if start in self._passed:
+                self.extractor.progress_passed(Around(buf, start))
+            else:
+                self._read(buf, end, start, start in bulk, start in parsed)
         if s < len(stages):
             q, s = self._stage_run(buf, end, quiet, q, stages, s, end + 1)
         if q < len(quiet):
