@@ -4,6 +4,8 @@ a loss that is not a number written in digits (`nan`, `inf`) is still read by th
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -71,8 +73,8 @@ def test_loss_lines_passed_over_give_what_reading_every_line_gives(
 
 
 def test_finite_losses_are_passed_over_and_nan_ones_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The test above compares something: plain losses take the fast path, and a NaN among
-    them is still a finding."""
+    """The test above compares something: plain losses take the fast path (those parsed for
+    progress too, without the rules), and a NaN among them is still a finding."""
     passed: list[int] = []
     real = Extractor.progress_passed
 
@@ -80,11 +82,20 @@ def test_finite_losses_are_passed_over_and_nan_ones_read(monkeypatch: pytest.Mon
         passed.append(1)
         real(self, around)  # type: ignore[arg-type]
 
+    matched: list[str] = []
+    rules = Extractor._rules
+
+    def matching(self: Extractor, text: str, *args: Any, **kwargs: Any) -> None:
+        matched.append(text)
+        rules(self, text, *args, **kwargs)
+
     monkeypatch.setattr(Extractor, "progress_passed", counting)
+    monkeypatch.setattr(Extractor, "_rules", matching)
     losses = ["0.5"] * 40
     losses[3] = "nan"
     facts = scan_bytes(steps(losses, {}), 1 << 20)
     assert len(passed) == 40 - 17 - 1  # the last 17 are parsed, the NaN one is read
+    assert [t for t in matched if t.startswith("epoch")] == ["epoch: 1 step: 4, loss is nan"]
     assert [(h.rule, h.line) for h in facts.hits] == [("loss-nan-logged", 8)]
 
 
