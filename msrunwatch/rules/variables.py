@@ -425,6 +425,8 @@ CONFIG = {
     "fsdp": "an FSDP data-parallel mode (--use-torch-fsdp2, --use-custom-fsdp, ...)",
     "optimizer_offload": "--optimizer-cpu-offload",
     "mtp_layers": "--mtp-num-layers",
+    "schedules_method": "--schedules-method (MindSpeed-LLM: dualpipev puts the MTP layers on the "
+    "first stage)",
     "fp8": "--fp8-format",
     # the frameworks' own sizing (issue 20)
     "vocab_divisible_by": "--make-vocab-size-divisible-by (Megatron pads the tokenizer's "

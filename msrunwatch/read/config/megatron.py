@@ -121,6 +121,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--use-megatron-fsdp": ("fsdp", TRUE),
     "--optimizer-cpu-offload": ("optimizer_offload", TRUE),
     "--mtp-num-layers": ("mtp_layers", INT),
+    "--schedules-method": ("schedules_method", STR),
     "--fp8-format": ("fp8", STR),
     # DeepSpeed behind Megatron-DeepSpeed
     "--deepspeed": ("deepspeed", TRUE),
