@@ -46,6 +46,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--padded-vocab-size": ("vocab_size", INT),
     "--make-vocab-size-divisible-by": ("vocab_divisible_by", INT),
     "--tokenizer-name-or-path": ("tokenizer", STR),
+    "--tokenizer-type": ("tokenizer_type", STR),
     "--tokenizer-model": ("tokenizer_model", STR),
     "--vocab-file": ("tokenizer_vocab_file", STR),
     "--num-experts": ("num_experts", INT),
