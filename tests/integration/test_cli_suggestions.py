@@ -75,9 +75,12 @@ def test_verbose_names_the_settings_file_and_the_rules(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["check", str(OOM), "-v"]) == 1
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "msrunwatch: settings: none (no msrunwatch.yaml" in err
     assert "msrunwatch: rules: " in err and " built-in from " in err
+    # the summary's rule count is the one -v says was applied (a new user saw 164 and 242)
+    counted = out.rsplit("(", 1)[1].split()[0]
+    assert f"msrunwatch: rules: {counted} applied (no config among the targets" in err
     (tmp_path / "pyproject.toml").write_text('[tool.msrunwatch]\nignore = ["oom"]\n')
     for argv in (["check", str(OOM)], ["triage", str(OOM)], ["rules", "list"]):
         main([*argv, "-v"])
