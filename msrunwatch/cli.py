@@ -1,143 +1,55 @@
 """Command line: `msrunwatch COMMAND ...`; each subcommand returns an exit code.
 
-Heavy modules are imported inside the subcommand that needs them, so `check` and
-`rules check` start fast in CI and never import the TUI. `msrunwatch DIR` means
-`msrunwatch watch DIR`; a word that is neither a command nor a path but close to a
-command is a typo, and says so instead of waiting for a directory of that name.
+Every start pays for what this module imports, so it imports almost nothing: `--version`
+is answered before argparse is imported, the parser (msrunwatch.commands.parser) imports
+only the command that was named, and each command imports its drivers when it runs. So
+`check` and `rules check` start fast in CI and never import the TUI. The methods of the
+dataclasses those modules make are compiled once and kept (rules.methodcode).
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, NoReturn
 
 from msrunwatch import __version__
-from msrunwatch.commands import check, completion, estimate, facts, rules, triage, watch
-from msrunwatch.core.errors import MsrunwatchError, UsageError
-from msrunwatch.core.exit_codes import ExitCode
-from msrunwatch.core.fileio import silence_stdout
-from msrunwatch.core.sanitize import terminal
-from msrunwatch.core.stopping import Terminated, sigterm_raises
+from msrunwatch.core.errors import UsageError
 
-__all__ = ["COMMANDS", "UsageError", "main"]
+__all__ = ["UsageError", "main"]
 
-COMMANDS = ("triage", "watch", "check", "facts", "rules", "estimate", "completion", "help")
-TOP_OPTIONS = ("-h", "--help", "-V", "--version")
-EPILOG = """examples:
-  msrunwatch msrun_log/                       follow a run live (same as `watch`)
-  msrunwatch triage msrun_log/                which rank failed first, and why
-  msrunwatch check msrun_log/ --format sarif  findings for CI
-  msrunwatch check train.yaml --devices 8     lint a training config before launch
-  msrunwatch rules show oom-memory-not-enough one rule's doc, hint and cases
-  msrunwatch help triage                      a command's options
-
-exit codes:
-  0  the run looks healthy (or is still running without faults)
-  1  faults found (check: a finding at --fail-on; estimate: a stage will not fit)
-  2  bad usage, unreadable input or invalid rules (a one-line error on stderr)
-  130, 143  stopped by Ctrl+C, SIGTERM (129: the live view's terminal hung up)
-  141  standard output closed before all was written (`| head`)"""
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse with "did you mean" for a mistyped choice (`rules lst`, `--format jsn`)."""
-
-    def error(self, message: str) -> NoReturn:
-        choice = message.partition("invalid choice: '")[2].partition("'")[0]
-        options = message.partition("(choose from ")[2].rstrip(")").replace("'", "").split(", ")
-        close = close_matches(choice, options, n=1) if choice else []
-        super().error(message + (f"; did you mean {close[0]!r}?" if close else ""))
-
-
-def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
-    """Parse; an unknown option is an error from the subcommand that was given (its usage
-    line, not the top level's), with the nearest option it has (`--formt`: `--format`)."""
-    args, extras = parser.parse_known_args(argv)
-    if extras:
-        owner = _command_parser(parser, args)
-        owner.error(unrecognized(extras, owner))
-    return args
-
-
-def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
-    """The parser of the (sub)command the arguments chose: `rules list`'s for `rules list`."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            chosen = action.choices.get(getattr(args, action.dest, None) or "")
-            if chosen is not None:
-                return _command_parser(chosen, args)
-    return parser
-
-
-def unrecognized(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
-    """`unrecognized arguments: --formt json; did you mean '--format'?`"""
-    message = f"unrecognized arguments: {' '.join(extras)}"
-    option = next((e.partition("=")[0] for e in extras if e.startswith("-")), None)
-    if option is None:
-        return message
-    known = [s for action in parser._actions for s in action.option_strings]
-    close = close_matches(option, known, n=1, cutoff=0.75)
-    return message + (f"; did you mean {close[0]!r}?" if close else "")
-
-
-def _parser(only: str | None = None) -> Parser:
-    """The command line's parser; with `only`, the one command's subparser alone.
-
-    A command's subparser, its usage, help and errors do not depend on its siblings, so a
-    run that names its command builds that one: building all seven was ~30 M instructions
-    of a cold `check` (argparse's actions, help strings and their formatting)."""
-    parser = Parser(
-        prog="msrunwatch",
-        description="Triage, lint and watch MindSpore msrun logs: the rank that failed first "
-        "and why, not the hundred that timed out after it.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("-V", "--version", action="version", version=f"msrunwatch {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (watch, triage, check, facts, estimate, rules, completion):
-        if only is None or command.__name__.rpartition(".")[2] == only:
-            command.add(sub)
-    if only is None:
-        sub.add_parser("help", help="help on a command: `msrunwatch help triage`")
-    return parser
-
-
-def _one_command(argv: Sequence[str]) -> str | None:
-    """The command a routed command line names, when its parser alone will do: not for
-    top-level options (the whole help) nor `completion` (which describes every command)."""
-    first = argv[0] if argv else ""
-    return first if first in COMMANDS and first not in ("help", "completion") else None
-
-
-def _route(argv: list[str]) -> list[str]:
-    """`DIR ...` or `--option DIR` is `watch`; `help X` is `X --help`; a typo is an error."""
-    first = argv[0]
-    if first == "help":
-        return [*argv[1:], "--help"]
-    if first in COMMANDS or first in TOP_OPTIONS:
-        return argv
-    if not first.startswith("-") and not Path(first).exists():
-        close = close_matches(first, COMMANDS, n=1, cutoff=0.6)
-        if close:
-            raise UsageError(f"unknown command {first!r}; did you mean {close[0]!r}?")
-    return ["watch", *argv]
+VERSION_FLAGS = ("-V", "--version")
+VERSION = f"msrunwatch {__version__}"
+"""What `msrunwatch --version` prints, here and in the parser's version action alike."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code. A bare `msrunwatch` prints the help."""
     args_in = list(sys.argv[1:] if argv is None else argv)
+    if len(args_in) == 1 and args_in[0] in VERSION_FLAGS:
+        print(VERSION)  # as the parser would, without importing it
+        return 0
+    return _run(args_in)
+
+
+def _run(args_in: list[str]) -> int:
+    """Parse and run a command, turning every way it can end into its exit code."""
+    from msrunwatch.rules import methodcode
+
+    methodcode.remember()  # before the command's modules make their dataclasses
+    from msrunwatch.commands.parser import build, one_command, parse, route
+    from msrunwatch.core.errors import MsrunwatchError
+    from msrunwatch.core.exit_codes import ExitCode
+    from msrunwatch.core.fileio import silence_stdout
+    from msrunwatch.core.sanitize import terminal
+    from msrunwatch.core.stopping import Terminated, sigterm_raises
+
     if not args_in:
-        _parser().print_help()
+        build().print_help()
         return ExitCode.OK
     try:
-        routed = _route(args_in)
-        parser = _parser(_one_command(routed))
-        args = _parse(parser, routed)
+        routed = route(args_in)
+        parser = build(one_command(routed))
+        args = parse(parser, routed)
         args.root_parser = parser
         handler = getattr(args, "handler", None)
         if handler is None:
@@ -160,18 +72,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         silence_stdout()
         return ExitCode.OUTPUT_CLOSED
     except Exception as exc:  # a bug: one line and exit 2, never exit 1 ("faults found")
+        import os
+
         if os.environ.get("MSRUNWATCH_DEBUG"):
             raise
         print(f"msrunwatch: internal error: {one_line(exc)} (a bug: please report it; "
               "MSRUNWATCH_DEBUG=1 shows the traceback)", file=sys.stderr)  # fmt: skip
         return ExitCode.USAGE
-
-
-def close_matches(word: str, options: Sequence[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
-    """difflib's close matches (imported only when a word was mistyped)."""
-    import difflib
-
-    return difflib.get_close_matches(word, options, n=n, cutoff=cutoff)
 
 
 def _flushed(code: int) -> int:
@@ -184,5 +91,7 @@ def _flushed(code: int) -> int:
 
 def one_line(exc: BaseException) -> str:
     """An exception as one short line of visible characters."""
+    from msrunwatch.core.sanitize import terminal
+
     text = " ".join(f"{type(exc).__name__}: {exc}".split())
     return terminal(text[:300])

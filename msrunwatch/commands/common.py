@@ -27,6 +27,11 @@ RULE_IDS = "_msrunwatch_rule_ids"
 """The shell function that lists rule ids (defined in the completion script's preamble)."""
 RULE_ID = {"bash": RULE_IDS, "zsh": f"{{{RULE_IDS}}}", "tcsh": "R"}
 """Shell completion of a rule id; `R` becomes the list of ids in the tcsh script."""
+RULE_LIST = "_msrunwatch_rule_list"
+"""The shell function that lists rule ids and categories after what a comma ends."""
+RULE_NAMES = {"bash": RULE_LIST, "zsh": f"{{{RULE_LIST}}}", "tcsh": "L"}
+"""Shell completion of `--select`/`--ignore`: comma-separated rule ids and categories; `L`
+becomes the list of them in the tcsh script (which completes the first only)."""
 EXIT_CODES = """exit codes:
   0  the run looks healthy (or is still running without faults)
   1  faults found
@@ -264,7 +269,7 @@ def rule_options(parser: argparse.ArgumentParser) -> None:
         metavar="IDS",
         help="skip these rule ids or categories (comma-separated)",
     )
-    select.complete = ignore.complete = RULE_ID  # type: ignore[attr-defined]
+    select.complete = ignore.complete = RULE_NAMES  # type: ignore[attr-defined]
     group.add_argument(
         "--severity",
         action="append",

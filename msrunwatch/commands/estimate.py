@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from msrunwatch.commands.common import FILE, add_command, launch_options, write
+from msrunwatch.commands.common import FILE, add_command, launch_options, verbose, write
 from msrunwatch.core.exit_codes import ExitCode
 
 
@@ -18,6 +18,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from msrunwatch.judge.config.memory import estimate
     from msrunwatch.report import estimate as render
 
+    verbose(args, "settings: none read, rules: none run (estimate applies no rules)")
     configs = read_all(args.configs, args.msrun, args.sets)
     estimates = [estimate(with_world(c, world_of(c, args.devices))) for c in configs]
     if args.format == "json":

@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from msrunwatch.commands.common import DIRECTORY, FILE, RULE_ID
+from msrunwatch.commands.common import DIRECTORY, FILE, RULE_ID, RULE_NAMES
 
 HELPER = """\
 # msrunwatch's completion for fish (msrunwatch completion fish)
@@ -47,17 +47,23 @@ function __msrunwatch_rule_ids --description 'the built-in rule ids'
     printf '%s\n' RULE_IDS
 end
 
+function __msrunwatch_rule_list --description 'rule ids and categories, after a comma too'
+    set -l before (string match -r -- '^.*,' (commandline -ct))
+    printf "$before%s\n" RULE_NAMES
+end
+
 complete -c msrunwatch -f
 complete -c msrunwatch -n '__msrunwatch_is' -a '(__fish_complete_directories)'
 """
 
 
-def script(parser: argparse.ArgumentParser, rule_ids: Sequence[str]) -> str:
-    """The whole script: the helper, then one `complete` line per command and option."""
+def script(parser: argparse.ArgumentParser, rule_ids: Sequence[str], names: Sequence[str]) -> str:
+    """The whole script: the helper, then one `complete` line per command and option.
+    `names`: what `--select` takes (rule ids and categories)."""
     commands = _subcommands(parser)
     rules = _subcommands(commands["rules"]) if "rules" in commands else {}
     head = HELPER.replace("COMMANDS", " ".join(commands)).replace("RULES", " ".join(rules))
-    head = head.replace("RULE_IDS", " ".join(rule_ids))
+    head = head.replace("RULE_IDS", " ".join(rule_ids)).replace("RULE_NAMES", " ".join(names))
     lines = [head.rstrip("\n")]
     lines += _command_lines("", parser)
     for name, sub in commands.items():
@@ -107,6 +113,8 @@ def _values(action: argparse.Action) -> str:
     complete = getattr(action, "complete", None)
     if complete is RULE_ID:
         return " -x -a '(__msrunwatch_rule_ids)'"
+    if complete is RULE_NAMES:
+        return " -x -a '(__msrunwatch_rule_list)'"
     if complete is DIRECTORY:
         return " -x -a '(__fish_complete_directories)'"
     if complete is FILE:

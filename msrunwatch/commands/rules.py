@@ -13,6 +13,7 @@ from msrunwatch.commands.common import (
     add_command,
     rule_options,
     rules_of,
+    verbose,
     write,
 )
 from msrunwatch.core.errors import UsageError
@@ -60,6 +61,11 @@ def cmd_rules_check(args: argparse.Namespace) -> int:
     checked, errors = check_files(paths)
     base = {r.id: r for r in load_rules(None)}
     everything = list({**base, **{r.id: r for r in checked}}.values())
+    verbose(
+        args,
+        f"settings: none read; rules: {len(checked)} checked from "
+        f"{', '.join(str(p) for p in paths)}, their cases run with the {len(base)} built-in",
+    )
     cases, case_errors = rulecheck.all_cases(checked)
     errors += case_errors
     for error in errors:

@@ -264,7 +264,7 @@ def describe_rules(rules: Sequence[Rule], settings: Settings) -> str:
     builtin = str(builtin_rules_dir().resolve())
     own = sum(1 for r in rules if str(Path(r.path).resolve()).startswith(builtin))
     parts = [f"{len(rules)} run ({own} built-in from {builtin}"]
-    if len(rules) != own:
+    if settings.rules:  # even when they hold none: a misplaced directory is seen
         parts[0] += f", {len(rules) - own} from {', '.join(str(p) for p in settings.rules)}"
     parts[0] += ")"
     for key, names in (("select", settings.select), ("ignore", settings.ignore)):

@@ -329,6 +329,8 @@ CONFIG = {
     "MindFormers swap on: swap is not modelled, and the memory figures are None)",
     "estimate_covers": "the estimate is complete and models every memory feature the config uses "
     "(a training job, no swap, FSDP, offload, FP8, MoE...): only then is there a memory verdict",
+    "estimate_is_floor": "the estimate is complete and leaves out only features that add memory "
+    "(multi-token prediction layers): its figures are a floor, so over the budget is still over",
     "estimate_gaps": "list: what the config uses that the estimate does not model (`predict job "
     "(the estimate models training)`, `FSDP (...)`)",
     "estimated_states_actual_mb": "the largest stage's model states alone (weights, gradients, "

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from msrunwatch.cli import _parser
+from msrunwatch.commands.parser import build
 from msrunwatch.live.headless import metrics
 from msrunwatch.live.headless.options import HeadlessOptions
 
@@ -54,7 +54,7 @@ def test_a_silent_connection_is_closed_by_the_server(monkeypatch: pytest.MonkeyP
 
 
 def test_metrics_listen_on_this_host_by_default(tmp_path: Path) -> None:
-    args = _parser().parse_args(["watch", str(tmp_path), "--headless", "--metrics-port", "0"])
+    args = build().parse_args(["watch", str(tmp_path), "--headless", "--metrics-port", "0"])
     assert args.metrics_addr == "127.0.0.1"
     assert HeadlessOptions().metrics_addr == "127.0.0.1"
 

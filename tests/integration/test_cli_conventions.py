@@ -13,6 +13,7 @@ import pytest
 
 from msrunwatch import __version__
 from msrunwatch.cli import main
+from msrunwatch.commands.parser import build
 from tests.support import FIXTURES
 
 OOM = FIXTURES / "cpu_dp2_oom_alloc_failed"
@@ -84,9 +85,19 @@ def test_a_mistyped_subcommand_gets_a_suggestion(capsys: pytest.CaptureFixture[s
 
 @pytest.mark.parametrize("flag", ["-V", "--version"])
 def test_version(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        main([flag])
-    assert capsys.readouterr().out == f"msrunwatch {__version__}\n"
+    """`--version` alone is answered before the parser is built: as the parser answers it."""
+    assert main([flag]) == 0
+    fast = capsys.readouterr().out
+    with pytest.raises(SystemExit) as done:
+        build().parse_args([flag])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == fast == f"msrunwatch {__version__}\n"
+
+
+def test_version_among_other_words_is_the_parsers(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["-V", "check"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"msrunwatch {__version__}\n"
 
 
 def test_rules_show_and_list_by_scope(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from msrunwatch.cli import COMMANDS, _one_command, _parse, _parser, _route, main
+from msrunwatch.cli import main
+from msrunwatch.commands.parser import COMMANDS, build, one_command, parse, route
 from tests.integration.test_readme import COMMANDS as README_LINES
 
 OWN_PARSER = [c for c in COMMANDS if c not in ("help", "completion")]
@@ -34,7 +35,7 @@ def parsed(only: str | None, argv: list[str]) -> tuple[Any, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            result: Any = vars(_parse(_parser(only), argv))
+            result: Any = vars(parse(build(only), argv))
         except SystemExit as done:
             result = ("exit", done.code)
     return result, out.getvalue(), err.getvalue()
@@ -45,24 +46,24 @@ LINES = [argv for _, argv in README_LINES if argv] + HAND_WRITTEN
 
 @pytest.mark.parametrize("argv", LINES, ids=[" ".join(a)[:60] for a in LINES])
 def test_one_subparser_parses_as_the_whole_parser(argv: list[str]) -> None:
-    routed = _route(argv)
-    only = _one_command(routed)
+    routed = route(argv)
+    only = one_command(routed)
     assert parsed(only, routed) == parsed(None, routed)
 
 
 def test_the_lines_sampled_take_the_fast_path_for_every_command() -> None:
     """The comparison above is not vacuous: each command's own parser is exercised."""
-    taken = {_one_command(_route(argv)) for argv in LINES}
+    taken = {one_command(route(argv)) for argv in LINES}
     assert set(OWN_PARSER) <= taken
 
 
 def test_the_one_subparser_holds_that_command_alone() -> None:
-    names = {a.dest for a in _parser("check")._actions}
+    names = {a.dest for a in build("check")._actions}
     assert "command" in names
-    sub = next(a for a in _parser("check")._actions if a.dest == "command")
-    assert list(sub.choices) == ["check"]  # type: ignore[attr-defined]
-    whole = next(a for a in _parser()._actions if a.dest == "command")
-    assert set(whole.choices) == set(COMMANDS)  # type: ignore[attr-defined]
+    sub = next(a for a in build("check")._actions if a.dest == "command")
+    assert list(sub.choices or ()) == ["check"]
+    whole = next(a for a in build()._actions if a.dest == "command")
+    assert set(whole.choices or ()) == set(COMMANDS)
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["help"], ["help", "check"], []])

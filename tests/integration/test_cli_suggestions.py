@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from msrunwatch.cli import main
-from tests.support import FIXTURES
+from tests.support import FIXTURES, ROOT
 
 OOM = FIXTURES / "cpu_dp2_oom_alloc_failed"
 
@@ -85,7 +85,23 @@ def test_verbose_names_the_settings_file_and_the_rules(
         assert f"msrunwatch: settings: {tmp_path / 'pyproject.toml'} [tool.msrunwatch]\n" in err
         assert "; ignore oom" in err, argv
     main(["completion", "bash", "-v"])
-    assert "rule ids complete (no settings file is read)" in capsys.readouterr().err
+    assert "categories complete (no settings file is read)" in capsys.readouterr().err
+    main(["estimate", str(FIXTURES / "configs" / "seed001_qwen25_7b_tp2_pp2.sh"), "-v"])
+    assert "settings: none read, rules: none run" in capsys.readouterr().err
+    main(["rules", "check", str(ROOT / "rules" / "log" / "cluster"), "-v"])
+    assert "settings: none read; rules: " in capsys.readouterr().err
+
+
+def test_verbose_says_a_rules_directory_of_the_settings_holds_no_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A misplaced rules directory (empty) does not pass silently."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ci" / "rules").mkdir(parents=True)
+    (tmp_path / "msrunwatch.yaml").write_text("rules: [ci/rules]\n")
+    assert main(["check", str(OOM), "-v"]) == 1
+    err = capsys.readouterr().err
+    assert f", 0 from {tmp_path / 'ci' / 'rules'})" in err
 
 
 def test_settings_errors_name_the_file_and_the_key(

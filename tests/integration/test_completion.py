@@ -22,6 +22,11 @@ ASKED = [
     ("msrunwatch fixtures/cpu_dp2_oom_alloc_failed --stall-a", ["--stall-after"]),
     ("msrunwatch rules show oom-memory-not-e", ["oom-memory-not-enough"]),
     ("msrunwatch check --select cann-ei000", ["cann-ei0002", "cann-ei0004", "cann-ei0006"]),
+    ("msrunwatch check --ignore nan", ["nan-loss"]),  # a category
+    (
+        "msrunwatch triage --select oom-memory-not-enough,loss-n",  # the name after a comma
+        ["oom-memory-not-enough,loss-nan-logged", "oom-memory-not-enough,loss-nan-or-inf"],
+    ),
     ("msrunwatch triage --format ", ["json", "markdown", "text"]),
     ("msrunwatch completion ", ["bash", "fish", "tcsh", "zsh"]),
 ]
@@ -96,7 +101,7 @@ def test_fish_script_offers_every_command_and_option() -> None:
     (sub)command, has a `complete` line under the condition that the words chose it."""
     import argparse
 
-    from msrunwatch.cli import _parser
+    from msrunwatch.commands.parser import build
 
     text = script("fish")
     lines = text.splitlines()
@@ -117,7 +122,7 @@ def test_fish_script_offers_every_command_and_option() -> None:
         for name in subcommands(parser):
             assert any(f" -a {name} " in line for line in mine), (path, name)
 
-    root = _parser()
+    root = build()
     check("", root)
     for name, sub in subcommands(root).items():
         check(name, sub)

@@ -79,6 +79,26 @@ except SystemExit:
 """
     heavy = ("yaml", "regex", "jsonschema", "textual", "watchdog", "prometheus_client")
     assert loaded_after(run, heavy) == []
+    assert loaded_after(run, ("msrunwatch", "argparse")) == [
+        "msrunwatch",
+        "msrunwatch.cli",
+        "msrunwatch.core",
+        "msrunwatch.core.errors",
+    ]
+
+
+@pytest.mark.parametrize("command", ["check", "triage"])
+def test_a_command_imports_no_other_commands_module(command: str) -> None:
+    run = f"""
+from msrunwatch.cli import main
+import contextlib, io
+with contextlib.redirect_stdout(io.StringIO()):
+    main([{command!r}, {str(FIXTURES / "cpu_dp2_oom_alloc_failed")!r}])
+"""
+    loaded = loaded_after(run, ("msrunwatch",))
+    others = {"watch", "facts", "estimate", "rules", "completion", "fish"} - {command}
+    assert not {f"msrunwatch.commands.{name}" for name in others} & set(loaded)
+    assert f"msrunwatch.commands.{command}" in loaded
 
 
 def test_the_built_in_pack_passes_full_validation() -> None:

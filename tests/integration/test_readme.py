@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from msrunwatch.cli import _parser, _route
+from msrunwatch.commands.parser import build, route
 from tests.support import ROOT
 
 README = ROOT / "README.md"
@@ -129,7 +129,7 @@ def test_the_readme_has_command_blocks() -> None:
 @pytest.mark.parametrize(("where", "argv"), COMMANDS, ids=[c[0] for c in COMMANDS])
 def test_a_shown_command_line_parses(where: str, argv: list[str]) -> None:
     try:
-        args = _parser().parse_args(_route(argv))
+        args = build().parse_args(route(argv))
     except SystemExit as done:  # --help, -V: printed, and fine
         assert done.code == 0, f"{where}: {argv} does not parse"
         return

@@ -100,6 +100,7 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
         "estimated_stage": peak.stage if peak else None,
         "estimate_complete": est.complete,
         "estimate_covers": est.covers,
+        "estimate_is_floor": est.floor,
         "estimate_gaps": [g.removeprefix("not estimated: ") for g in est.not_estimated],
         "seq_varies": est.dynamic_seq,
         "estimated_floor_actual_mb": round(floor) if est.dynamic_seq and floor else None,
@@ -193,11 +194,16 @@ def derive(
         env.update(_estimated(config, world))
     else:  # an estimate on guessed degrees would be wrong: say nothing about memory
         env.update(dict.fromkeys(ESTIMATED))
-        env.update(estimate_complete=False, estimate_covers=False, estimate_gaps=[])
+        env.update(
+            estimate_complete=False,
+            estimate_covers=False,
+            estimate_is_floor=False,
+            estimate_gaps=[],
+        )
         env["seq_varies"] = False
     if env.get("swap") is True or "swap" in unresolved:  # swap is not modelled
         env.update(dict.fromkeys(ESTIMATED[1:]))
-        env.update(estimate_complete=False, estimate_covers=False)
+        env.update(estimate_complete=False, estimate_covers=False, estimate_is_floor=False)
     env["nnodes"] = env.get("nnodes") or (
         _divide(world, _int(env.get("local_worker_num"))) if world else None
     )

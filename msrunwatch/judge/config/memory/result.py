@@ -115,6 +115,8 @@ class Estimate:
     fragmentation: float = FRAGMENTATION
     not_estimated: tuple[str, ...] = ()
     """`not estimated: <feature>` for what the config uses and the model does not cover."""
+    only_add: tuple[str, ...] = ()
+    """Those of `not_estimated` that only add memory (multi-token prediction layers)."""
     dynamic_seq: bool = False
     """Batches are padded to their longest sample: the figures are an upper bound."""
     frozen_bytes: float | None = None
@@ -127,6 +129,15 @@ class Estimate:
     def covers(self) -> bool:
         """Every stage is estimated and nothing the config uses is left out of the model."""
         return self.complete and not self.not_estimated
+
+    @property
+    def floor(self) -> bool:
+        """Complete, and what it leaves out only adds memory: real use is at least this."""
+        return (
+            self.complete
+            and bool(self.not_estimated)
+            and set(self.not_estimated) <= set(self.only_add)
+        )
 
     @property
     def complete(self) -> bool:

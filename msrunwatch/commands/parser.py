@@ -1,0 +1,130 @@
+"""The command line's parser: which command a line names, and "did you mean" for typos.
+
+`msrunwatch DIR` means `msrunwatch watch DIR`; a word that is neither a command nor a path
+but close to a command is a typo, and says so instead of waiting for a directory of that
+name. A command's module is imported only when its subparser is built, and a line that
+names its command builds that one alone: a cold `check` does not import `watch`'s or
+`estimate`'s modules, nor build their options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from msrunwatch import __version__
+from msrunwatch.core.errors import UsageError
+
+COMMANDS = ("triage", "watch", "check", "facts", "rules", "estimate", "completion", "help")
+TOP_OPTIONS = ("-h", "--help", "-V", "--version")
+SUBPARSERS = ("watch", "triage", "check", "facts", "estimate", "rules", "completion")
+"""The modules of msrunwatch.commands that add a subparser, in the order --help lists them."""
+EPILOG = """examples:
+  msrunwatch msrun_log/                       follow a run live (same as `watch`)
+  msrunwatch triage msrun_log/                which rank failed first, and why
+  msrunwatch check msrun_log/ --format sarif  findings for CI
+  msrunwatch check train.yaml --devices 8     lint a training config before launch
+  msrunwatch rules show oom-memory-not-enough one rule's doc, hint and cases
+  msrunwatch help triage                      a command's options
+
+exit codes:
+  0  the run looks healthy (or is still running without faults)
+  1  faults found (check: a finding at --fail-on; estimate: a stage will not fit)
+  2  bad usage, unreadable input or invalid rules (a one-line error on stderr)
+  130, 143  stopped by Ctrl+C, SIGTERM (129: the live view's terminal hung up)
+  141  standard output closed before all was written (`| head`)"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for a mistyped choice (`rules lst`, `--format jsn`)."""
+
+    def error(self, message: str) -> NoReturn:
+        choice = message.partition("invalid choice: '")[2].partition("'")[0]
+        options = message.partition("(choose from ")[2].rstrip(")").replace("'", "").split(", ")
+        close = close_matches(choice, options, n=1) if choice else []
+        super().error(message + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """Parse; an unknown option is an error from the subcommand that was given (its usage
+    line, not the top level's), with the nearest option it has (`--formt`: `--format`)."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        owner = _command_parser(parser, args)
+        owner.error(unrecognized(extras, owner))
+    return args
+
+
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
+    """The parser of the (sub)command the arguments chose: `rules list`'s for `rules list`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(args, action.dest, None) or "")
+            if chosen is not None:
+                return _command_parser(chosen, args)
+    return parser
+
+
+def unrecognized(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """`unrecognized arguments: --formt json; did you mean '--format'?`"""
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    option = next((e.partition("=")[0] for e in extras if e.startswith("-")), None)
+    if option is None:
+        return message
+    known = [s for action in parser._actions for s in action.option_strings]
+    close = close_matches(option, known, n=1, cutoff=0.75)
+    return message + (f"; did you mean {close[0]!r}?" if close else "")
+
+
+def build(only: str | None = None) -> Parser:
+    """The command line's parser; with `only`, the one command's subparser alone.
+
+    A command's subparser, its usage, help and errors do not depend on its siblings, so a
+    run that names its command builds that one: building all seven was ~30 M instructions
+    of a cold `check` (argparse's actions, help strings and their formatting)."""
+    parser = Parser(
+        prog="msrunwatch",
+        description="Triage, lint and watch MindSpore msrun logs: the rank that failed first "
+        "and why, not the hundred that timed out after it.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("-V", "--version", action="version", version=f"msrunwatch {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBPARSERS:
+        if only is None or name == only:
+            importlib.import_module(f"msrunwatch.commands.{name}").add(sub)
+    if only is None:
+        sub.add_parser("help", help="help on a command: `msrunwatch help triage`")
+    return parser
+
+
+def one_command(argv: Sequence[str]) -> str | None:
+    """The command a routed command line names, when its parser alone will do: not for
+    top-level options (the whole help) nor `completion` (which describes every command)."""
+    first = argv[0] if argv else ""
+    return first if first in COMMANDS and first not in ("help", "completion") else None
+
+
+def route(argv: list[str]) -> list[str]:
+    """`DIR ...` or `--option DIR` is `watch`; `help X` is `X --help`; a typo is an error."""
+    first = argv[0]
+    if first == "help":
+        return [*argv[1:], "--help"]
+    if first in COMMANDS or first in TOP_OPTIONS:
+        return argv
+    if not first.startswith("-") and not Path(first).exists():
+        close = close_matches(first, COMMANDS, n=1, cutoff=0.6)
+        if close:
+            raise UsageError(f"unknown command {first!r}; did you mean {close[0]!r}?")
+    return ["watch", *argv]
+
+
+def close_matches(word: str, options: Sequence[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """difflib's close matches (imported only when a word was mistyped)."""
+    import difflib
+
+    return difflib.get_close_matches(word, options, n=n, cutoff=cutoff)
