@@ -122,6 +122,14 @@ BULK_LINE = read_side(rb"\n" + _BULK.encode())
 few of a block; the others are counted."""
 LOSS_BULK = read_side(rb"\nepoch: (\d{1,18}),? step: (\d{1,18}), loss is ")
 """The epoch and step of a LossMonitor line that is counted but not parsed."""
+LOSS_SHAPE = (
+    rb"epoch: ([0-9]{1,18}),? step: ([0-9]{1,18}), loss is "
+    rb"[+-]?[0-9]{1,40}(?:\.[0-9]{0,40})?(?:[eE][+-]?[0-9]{1,4})?"
+)
+"""A whole LossMonitor line whose loss is a number written in digits (never `nan` or
+`inf`), with LOSS_BULK's groups: read.lossonly passes over those no rule can fire on."""
+LOSS_ALPHABET = "epoch: step,lossi0123456789+-.eE"
+"""Every character a line LOSS_SHAPE matches can hold (a test checks it)."""
 ANY_LINE = read_side(rb"\n[^\n]*")
 INFO_MARKERS = tuple(read_side(marker.encode()) for marker in _INFO_MARKERS)
 """The bytes forms of INFO_MARKER: the passed-over lines the scanner picks out to read (it

@@ -82,18 +82,32 @@ class PlainLines(Records):
         self._inert.add(text)
 
     def progress_line(
-        self, text: str, lineno: int, around: Around, offset: int, parse: bool = True
+        self,
+        text: str,
+        lineno: int,
+        around: Around,
+        offset: int,
+        parse: bool = True,
+        rules: bool = True,
     ) -> None:
         """A LossMonitor line: a record of its own, outside any traceback (stdout's prints
         interleave with stderr's tracebacks), read by the rules (a NaN loss is a finding)
-        and, when `parse`, for progress (the scanner reads these lines in bulk and parses
-        only the last few of a block: see FileScanner). The line after it starts a record."""
+        unless no rule can fire on it (`rules`: see read.lossonly) and, when `parse`, for
+        progress (the scanner reads these lines in bulk and parses only the last few of a
+        block: see FileScanner). The line after it starts a record."""
         self._new_record()
         self._around = around
         if parse and self._progress.feed(text, lineno, self.date):
             self._last_fault = None
             self._note_activity(self._progress.latest_time)
-        self._rules(text, lineno, offset, None, False, kind="text")
+        if rules:
+            self._rules(text, lineno, offset, None, False, kind="text")
+
+    def progress_passed(self, around: Around) -> None:
+        """A LossMonitor line no rule can fire on, not parsed for progress (see
+        read.lossonly): what progress_line would do with it, without the matcher."""
+        self._new_record()
+        self._around = around
 
     def skipped_progress(self, count: int, epochs: list[tuple[int, int]]) -> None:
         """Progress lines the scanner counted but did not parse (only the latest matter),

@@ -14,6 +14,8 @@ then passes over runs of them without decoding or parsing them (see FileScanner)
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
+from typing import Generic, TypeVar
 
 from msrunwatch.core.memo import LineMemo
 from msrunwatch.read import patterns as P
@@ -35,6 +37,28 @@ not in bytes: such a line is always read."""
 def _digits(ch: str) -> str:
     """A digit of a literal may be one of a GLOG time's, masked by the rules' memo."""
     return "[0-9]" if "0" <= ch <= "9" else re.escape(ch)
+
+
+def literal_parts(
+    literals: Iterable[tuple[str, bool]], gates: Iterable[re.Pattern[str]]
+) -> list[bytes] | None:
+    """Bytes patterns that find, in an ASCII line, any of the literals (with whether case is
+    ignored; a digit of one stands for any digit) or a match of any of the gates: a line
+    none of them is in holds none (None: one that is not ASCII may match ASCII text)."""
+    literals, gates = set(literals), list(gates)
+    if any(fold and not word.isascii() for word, fold in literals):
+        return None  # Unicode case folding can match ASCII text with it
+    if any(not gate.pattern.isascii() for gate in gates):
+        return None
+    exact = {w for w, fold in literals if not fold and w.isascii()}
+    folded = {w.lower() for w, fold in literals if fold}
+    parts: list[bytes] = []
+    if exact:
+        parts.append(trie_pattern(exact, _digits).encode())
+    if folded:
+        parts.append(b"(?i:" + trie_pattern(folded, _digits).encode() + b")")
+    parts.extend(gate.pattern.encode() for gate in gates)
+    return parts
 
 
 class QuietLines:
@@ -60,18 +84,10 @@ class QuietLines:
             if found is None:
                 return None
             literals |= {(word, found[1]) for word in found[0]}
-        if any(fold and not word.isascii() for word, fold in literals):
-            return None  # Unicode case folding can match ASCII text with it
-        if any(not gate.pattern.isascii() for gate in gates):
+        guards = literal_parts(literals, gates)
+        if guards is None:
             return None
-        exact = {w for w, fold in literals if not fold and w.isascii()}
-        folded = {w.lower() for w, fold in literals if fold}
-        parts = [GLOG_START, b"^" + P.ISO_PREFIX.pattern.encode(), UNSURE]
-        if exact:
-            parts.append(trie_pattern(exact, _digits).encode())
-        if folded:
-            parts.append(b"(?i:" + trie_pattern(folded, _digits).encode() + b")")
-        parts.extend(gate.pattern.encode() for gate in gates)
+        parts = [GLOG_START, b"^" + P.ISO_PREFIX.pattern.encode(), UNSURE, *guards]
         return compiled(b"|".join(parts), re.M)  # its program kept between runs
 
     def none_in(self, buf: bytes, start: int, stop: int) -> bool:
@@ -90,14 +106,24 @@ class QuietLines:
         return self.pattern.search(line) is None
 
 
-_BY_MATCHER: dict[int, tuple[LineMatcher, QuietLines]] = {}
+T = TypeVar("T")
 
 
-def quiet_lines(matcher: LineMatcher) -> QuietLines:
-    """The QuietLines of a matcher's rules, built once per matcher (a process has one)."""
-    known = _BY_MATCHER.get(id(matcher))
-    if known is None or known[0] is not matcher:
-        if len(_BY_MATCHER) >= 4:
-            _BY_MATCHER.clear()
-        known = _BY_MATCHER[id(matcher)] = (matcher, QuietLines(matcher))
-    return known[1]
+class PerMatcher(Generic[T]):
+    """What is built from a matcher's rules, built once per matcher (a process has one)."""
+
+    def __init__(self, build: Callable[[LineMatcher], T]) -> None:
+        self._build = build
+        self._known: dict[int, tuple[LineMatcher, T]] = {}
+
+    def __call__(self, matcher: LineMatcher) -> T:
+        known = self._known.get(id(matcher))
+        if known is None or known[0] is not matcher:
+            if len(self._known) >= 4:
+                self._known.clear()
+            known = self._known[id(matcher)] = (matcher, self._build(matcher))
+        return known[1]
+
+
+quiet_lines = PerMatcher(QuietLines)
+"""The QuietLines of a matcher's rules."""

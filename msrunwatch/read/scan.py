@@ -17,6 +17,7 @@ from msrunwatch.read import shortcuts
 from msrunwatch.read.around import Around, header_time, time_before
 from msrunwatch.read.extract import READ_WHOLE, Extractor
 from msrunwatch.read.facts import FileFacts, FileRole
+from msrunwatch.read.lossonly import loss_only
 from msrunwatch.read.progress import COMPILE_TOTAL
 from msrunwatch.read.quiet import quiet_lines
 from msrunwatch.rules.matcher import LineMatcher
@@ -73,6 +74,11 @@ class FileScanner:
         """The compile stage lines of the block being read, by start (see _marked)."""
         self._fast_stages = role is not FileRole.SCHEDULER
         """The scheduler's messages are read for other facts (Extractor._scheduler)."""
+        found = loss_only(matcher)
+        self._loss_only = found.match if found is not None else None
+        self._passed: set[int] = set()
+        """The LossMonitor lines of the block no rule can fire on, not parsed for progress:
+        passed over without being read (see read.lossonly)."""
 
     def feed(self, chunk: bytes) -> None:
         """Consume the next bytes of the file; an incomplete last line waits for more."""
@@ -307,12 +313,17 @@ class FileScanner:
 
     def _progress_starts(self, buf: bytes, starts: list[int]) -> list[int]:
         """Starts of the LossMonitor lines to parse for progress; the others are only
-        counted, and their epochs noted (the rules read them all). The ones parsed are the
+        counted, and their epochs noted (the rules read them all, but those no rule can
+        fire on: self._passed, which the ones parsed are not matched for either). The ones
+        parsed are the
         last ones of the block back to the 16th positive interval between them (the cadence
         is the median of the last 16), or all of them: so the cadence is the same however
         the file is cut into blocks or pieces."""
+        self._passed.clear()
         if not starts:
             return []
+        if (passed := self._loss_only) is not None:
+            self._passed.update(start for start in starts if passed(buf, start - 1))
         keep = _parsed_from(buf, starts)
         if keep:
             epochs = [m.groups() for s in starts[:keep] if (m := P.LOSS_BULK.match(buf, s - 1))]
@@ -337,7 +348,12 @@ class FileScanner:
                 q, s = self._stage_run(buf, end, quiet, q, stages, s, start)
             if q < len(quiet) and quiet[q][0] < start:
                 q = self._pass_quiet(buf, end, quiet, q, bisect.bisect_left(quiet, (start,), q))
-            self._read(buf, end, start, start in bulk, start in parsed)
+            if start not in self._passed:
+                self._read(buf, end, start, start in bulk, start in parsed)
+            elif start in parsed:
+                self._read(buf, end, start, True, True, rules=False)
+            else:
+                self.extractor.progress_passed(Around(buf, start))
         if s < len(stages):
             q, s = self._stage_run(buf, end, quiet, q, stages, s, end + 1)
         if q < len(quiet):
@@ -401,10 +417,17 @@ class FileScanner:
         return stop
 
     def _read(
-        self, buf: bytes, end: int, start: int, bulk: bool = False, parse: bool = False
+        self,
+        buf: bytes,
+        end: int,
+        start: int,
+        bulk: bool = False,
+        parse: bool = False,
+        rules: bool = True,
     ) -> None:
         """Parse the line starting at buf[start]; `bulk`: a LossMonitor line, read for
-        progress only when `parse` (see _progress_starts)."""
+        progress only when `parse` and by the rules only when `rules` (see
+        _progress_starts)."""
         lineno, counted = self._at
         lineno += P.newlines(buf, counted, start)
         self._at = lineno, start
@@ -415,7 +438,8 @@ class FileScanner:
         text = self._decode(raw)
         offset = self._offset + start - 1
         if bulk:
-            self.extractor.progress_line(text, lineno + 1, Around(buf, start), offset, parse)
+            around = Around(buf, start)
+            self.extractor.progress_line(text, lineno + 1, around, offset, parse, rules)
         else:
             self.extractor.line(text, lineno + 1, offset, Around(buf, start))
 

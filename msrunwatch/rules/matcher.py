@@ -14,8 +14,13 @@ from msrunwatch.core.numbers import to_float, to_int
 from msrunwatch.rules.anchored import first_characters
 from msrunwatch.rules.budget import CPU_CLOCK, Abandoned, Budget, Clock, limit
 from msrunwatch.rules.model import Rule, Scope, compile_pattern
-from msrunwatch.rules.needs import Folded, may_match, pattern_needs
-from msrunwatch.rules.prefilter import Prefilter, capture_literals, required_literals
+from msrunwatch.rules.needs import Folded, beyond, may_match, pattern_needs
+from msrunwatch.rules.prefilter import (
+    Prefilter,
+    analysed,
+    capture_literals,
+    required_literals,
+)
 from msrunwatch.rules.tables import OVERRIDES
 from msrunwatch.rules.template import fingerprint, render, template_names
 
@@ -85,6 +90,40 @@ class LineMatcher:
                 return None
             literals.update(needs)
         return frozenset(literals), self._prefilter.gates
+
+    def text_needs_within(
+        self, alphabet: str
+    ) -> tuple[frozenset[tuple[str, bool]], list[re.Pattern[str]]] | None:
+        """text_needs for the plain-text lines made only of the characters of `alphabet`
+        (ASCII): the rules whose pattern needs (rules.needs) no such line can meet are left
+        out, as the matcher leaves them untried on such a line (may_match), and so are the
+        literals no such line can hold; the headings' literals count, as in text_needs.
+        Every LossMonitor line holds `loss`, loss-nan-logged's literal, but only a
+        non-numeric loss can hold its `nan` or `inf` (see read.lossonly)."""
+        literals = self._headings.literals()  # a heading line is always read
+        if literals is None:
+            return None
+        gates: list[re.Pattern[str]] = []
+        for rule in self.rules:
+            pattern = rule.pattern or ""
+            if beyond(pattern_needs(pattern), alphabet):
+                continue
+            found, parts = analysed(pattern)
+            if found is not None:
+                literals.update((literal, found[1]) for literal in found[0])
+            elif parts is not None:
+                gates.extend(re.compile(part) for part in parts)
+            elif (needs := _capture_needs(rule, "", "text")) is not None:
+                literals.update(needs)
+            else:
+                return None
+        exact, folded = set(alphabet), set(alphabet.lower())
+        held = {
+            (x, f)
+            for x, f in literals
+            if (folded if f else exact).issuperset(x.lower() if f else x)
+        }
+        return frozenset(held), gates
 
     def headings(self, line: str) -> frozenset[str]:
         """The rules whose `under` heading this line is (see Headings)."""

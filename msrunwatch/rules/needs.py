@@ -100,6 +100,21 @@ def _choice(branches: Sequence[Sequence[tuple[object, object]]]) -> Requirement:
     return tuple(dict.fromkeys(literals))
 
 
+def beyond(needs: Folded | None, alphabet: str) -> bool:
+    """Whether no line made only of the characters of `alphabet` can meet the needs: each
+    alternative has a requirement none of whose literals such a line can hold (one of
+    their characters is not in it). That is may_match's answer for every such line
+    (lower-cased when case is ignored, as may_match does with an ASCII line)."""
+    if needs is None:
+        return False
+    alternatives, folded = needs
+    chars = set(alphabet.lower() if folded else alphabet)
+    return all(
+        any(all(not chars.issuperset(x) for x in r) for r in requirements)
+        for requirements in alternatives
+    )
+
+
 def may_match(needs: Folded, line: str) -> bool:
     """Whether the line meets every requirement of one alternative (case ignored: on the
     lower-cased line; a line or literal that is not ASCII is left to the pattern, Unicode

@@ -298,6 +298,47 @@ def fast_difference(case: RuleCase, root: Path, matcher: LineMatcher) -> str | N
     return None
 
 
+LOSSES = ("0.4183726", "nan", "7.25", "NaN", "1e+30", "inf", "2.5E-3", "-inf", "1E5000", "0.38 nan")
+"""Losses of the LossMonitor lines read in bulk (loss_lines): numbers written in digits,
+which no rule fires on (read.lossonly passes those over), and the others, read by the
+rules (a NaN loss is loss-nan-logged's finding; `1E5000` holds cann-tbe-compile-error's
+code as the prefilter sees it, digits masked)."""
+
+
+def loss_lines() -> str:
+    """A real worker log with a run of LossMonitor steps of every loss of LOSSES, then
+    SETTLED steps: the run is read in bulk, not parsed for progress."""
+    run = loss_run(1, 2 * len(LOSSES))
+    for i, loss in enumerate(LOSSES):
+        run[4 * i + 1] = run[4 * i + 1].rsplit(" ", 1)[0] + " " + loss
+    body = [*REAL_HEAD, *run, *loss_run(len(run) // 2 + 1, SETTLED), *REAL_TAIL]
+    return "\n".join(body) + "\n"
+
+
+def slow_loss_facts(root: Path, block: int | None) -> Any:
+    """The facts of loss_lines() read with every shortcut off: computed once per session."""
+    where = root / "loss-lines"
+    key = ("loss-lines", False, block)
+    if key not in _SLOW:
+        if not where.exists():
+            where.mkdir(parents=True)
+            (where / "worker_0.log").write_text(loss_lines(), encoding="utf-8")
+        with shortcuts.off():
+            _SLOW[key] = file_facts(where, LineMatcher(RULES), block)
+    return _SLOW[key]
+
+
+def loss_lines_difference(root: Path, matcher: LineMatcher) -> str | None:
+    """Where the shortcuts read loss_lines() differently from reading every line, in each
+    block size of BLOCKS; None when they never do."""
+    for block in BLOCKS:
+        slow = slow_loss_facts(root, block)
+        fast = file_facts(root / "loss-lines", matcher, block)
+        if fast != slow:
+            return f"loss lines (block {block}): " + difference(fast, slow, "facts")
+    return None
+
+
 # -- random lines injected into small fixtures (test_fast_paths.py's property test) --------
 
 BASES = [

@@ -43,6 +43,7 @@ from tests.integration.fastpaths import (
     difference,
     fast_difference,
     inject,
+    loss_lines_difference,
     scenarios,
     slow_verdict,
     verdict,
@@ -70,6 +71,16 @@ def test_every_rules_cases_read_the_same_alone_and_embedded(
     for case in (c for c in RULE_CASES if c.rule == rule):
         found = fast_difference(case, case_root, fast_matcher)
         assert found is None, found
+
+
+def test_lossmonitor_lines_of_every_loss_read_the_same(
+    case_root: Path, fast_matcher: LineMatcher
+) -> None:
+    """LossMonitor lines read in bulk with finite and non-finite losses (fastpaths.LOSSES)
+    in a real log: those no rule fires on are passed over (read.lossonly), and the facts,
+    the NaN findings among them, equal those read with every shortcut off."""
+    found = loss_lines_difference(case_root, fast_matcher)
+    assert found is None, found
 
 
 def test_the_switch_reaches_every_reader() -> None:

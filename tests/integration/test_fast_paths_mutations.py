@@ -2,8 +2,9 @@
 
 Each sabotage below breaks one shortcut of the reader only where the shortcuts are taken
 (the slow path of read.shortcuts.off() is left whole); the deterministic part of
-test_fast_paths.py (every rule's cases read one by one alone, and each rule's first firing
-case embedded in a real log: fastpaths.placings) must then find facts that differ. No case shares a file with another, so whether a
+test_fast_paths.py (LossMonitor lines of every loss read in bulk: fastpaths.loss_lines; every
+rule's cases read one by one alone, and each rule's first firing case embedded in a real
+log: fastpaths.placings) must then find facts that differ. No case shares a file with another, so whether a
 sabotage is caught does not depend on which cases there are or how they are grouped. When a shortcut is rewritten (block-level extraction, say), point its
 sabotage at the new code: a shortcut nothing here breaks is a shortcut nothing tests.
 """
@@ -21,12 +22,15 @@ from msrunwatch.read import patterns as P
 from msrunwatch.read.shortcuts import SWITCH
 from msrunwatch.rules import matcher, prefilter
 from tests.integration.fastpaths import (
+    BLOCKS,
     RULE_CASES,
     RULES,
     fast_difference,
+    loss_lines_difference,
     placings,
     readings,
     slow_facts,
+    slow_loss_facts,
 )
 
 Sabotage = Callable[[pytest.MonkeyPatch], None]
@@ -199,6 +203,11 @@ def no_bulk_progress_parsed(patch: pytest.MonkeyPatch) -> None:
     patch.setattr(scan, "_parsed_from", lambda buf, starts: len(starts))
 
 
+def nan_losses_passed_over(patch: pytest.MonkeyPatch) -> None:
+    """The LossMonitor lines read.lossonly passes over are those of any loss, `nan` too."""
+    patch.setattr(P, "LOSS_SHAPE", P.LOSS_SHAPE.split(b"loss is ")[0] + b"loss is [^\n]*?")
+
+
 SABOTAGES: dict[str, Sabotage] = {
     f.__name__: f
     for f in (
@@ -221,6 +230,7 @@ SABOTAGES: dict[str, Sabotage] = {
         short_lines_taken_as_quiet,
         quiet_runs_passed_over_inside_a_record,
         lines_of_one_length_share_a_prefilter_answer,
+        nan_losses_passed_over,
     )
 }
 
@@ -233,8 +243,12 @@ def test_a_shortcut_that_skips_a_rule_is_caught(
         for embed in placings(case):
             for block in readings(embed):
                 slow_facts(case, case_root, embed, block)
+    for block in BLOCKS:
+        slow_loss_facts(case_root, block)
     SABOTAGES[name](monkeypatch)
     fast = matcher.LineMatcher(RULES)  # made after the sabotage
+    if loss_lines_difference(case_root, fast) is not None:
+        return
     for case in RULE_CASES:
         if fast_difference(case, case_root, fast) is not None:
             return

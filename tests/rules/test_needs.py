@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.matcher import LineMatcher
-from msrunwatch.rules.needs import may_match, pattern_needs
+from msrunwatch.rules.needs import beyond, may_match, pattern_needs
 from tests.integration.fastpaths import CASE_LINES
 
 RULES = LineMatcher(load_rules()).rules
@@ -22,6 +22,20 @@ def test_a_loss_line_needs_a_non_finite_value() -> None:
     assert not may_match(needs, "epoch: 1 step: 2, loss is 0.3811")
     assert may_match(needs, "epoch: 1 step: 2, loss is NaN")
     assert may_match(needs, "iteration 9 | number of nan iterations: 1")
+
+
+def test_needs_no_line_of_an_alphabet_can_meet() -> None:
+    """A LossMonitor line's characters (read.lossonly) cannot make loss-nan-logged's `nan`
+    or `inf`, nor Megatron's count; with an `n` and an `a` they can."""
+    needs = pattern_needs(next(r.pattern for r in RULES if r.id == "loss-nan-logged") or "")
+    loss_line = "epoch: step,lossi0123456789+-.eE"
+    assert beyond(needs, loss_line)
+    assert beyond(needs, loss_line.upper())  # the pattern ignores case
+    assert not beyond(needs, loss_line + "na")
+    assert not beyond(None, loss_line)  # nothing known: any line may match
+    two = ((("ab",), ("x", "cd")),), False  # `ab`, and `x` or `cd`
+    assert not beyond(two, "abcd")
+    assert beyond(two, "abc")
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,13 @@ def noted_later(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rulecache.time, "time_ns", lambda: clock() + LATER_NS)
 
 
-def test_files_written_just_before_are_not_noted(cache: Path, pack: Path) -> None:
+def test_files_written_just_before_are_not_noted(
+    cache: Path, pack: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The entry is written as if at once after the files were (the clock pinned to the
+    newest file's change time: a busy machine must not age them past RACY_NS)."""
+    newest = max(max(p.stat().st_mtime_ns, p.stat().st_ctime_ns) for p in pack.rglob("*"))
+    monkeypatch.setattr(rulecache.time, "time_ns", lambda: newest + 1)
     load_rules([pack])
     entry = entry_of(cache)
     assert entry["documents"] and entry["stats"] == {}
