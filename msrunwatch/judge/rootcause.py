@@ -218,21 +218,23 @@ def run_level(rule: Rule, ranks: Sequence[int], message: str, reason: str) -> Ro
     )
 
 
+def _unprompted(rule: Rule) -> str:
+    """Why a cause no rank logged of itself was chosen: the rule's title says who named it
+    and as what (the scheduler, a launcher, the run as a whole)."""
+    return f"{rule.title[:1].lower()}{rule.title[1:]} (no rank logged a fault of its own)"
+
+
 def fallback(found: Sequence[Sighting], extra: Sequence[Synthetic]) -> RootCause | None:
     """No rank logged a fault of its own: a run-level cause, the scheduler's word (unless
     the rank it names logged its own timeouts: then it waited too, and is no cause), the
     earliest error."""
     for syn in extra:
         if syn.rule.role is Role.CAUSE and syn.rule.severity is Severity.ERROR:
-            title = syn.rule.title
-            reason = f"{title[:1].lower()}{title[1:]} (no rank logged a fault of its own)"
-            return run_level(syn.rule, syn.ranks, syn.message, reason)
+            return run_level(syn.rule, syn.ranks, syn.message, _unprompted(syn.rule))
     named = first_lost(found)
     if named is not None and named[1] not in spoke_up(found):
         sight, rank = named
-        title = sight.rule.title  # who names it, and as what: the scheduler, a launcher
-        reason = f"{title[:1].lower()}{title[1:]} (no rank logged a fault of its own)"
-        return _cause(sight, [rank], reason)
+        return _cause(sight, [rank], _unprompted(sight.rule))
     errors = [s for s in found if s.rule.severity is Severity.ERROR]
     if not errors:
         return None

@@ -43,7 +43,7 @@ class Records:
         self._finished_line: int | None = None
         self._uncaught_line: int | None = None
         """The latest exception that ended a traceback Python prints when the program dies
-        of it (not one it survives: see read.patterns.SURVIVED_TRACEBACK)."""
+        of it (not one it survives: see read.traceback.SURVIVED)."""
         self._activity: float | None = None
         self._hits: dict[HitKey, Hit] = {}
         self._repeats: Counter[HitKey] = Counter()

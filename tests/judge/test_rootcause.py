@@ -40,7 +40,7 @@ def test_symptoms_only_fall_back_to_the_scheduler_then_the_earliest_error() -> N
     found = [seen(TIMEOUT, 0, 1.0), seen(LOST, 3, 2.0, own=False)]
     named = fallback(found, [])
     assert named is not None and named.ranks == (3,)
-    assert "the scheduler names it" in named.reason
+    assert named.reason == "lost (no rank logged a fault of its own)"  # LOST's title says who
     earliest = fallback([seen(TIMEOUT, 0, 1.0), seen(TIMEOUT, 1, 1.5)], [])
     assert earliest is not None and earliest.ranks == (0, 1) and "earliest error" in earliest.reason
 

@@ -247,7 +247,7 @@ def _assemble(
         missing=tuple(notes.missing),
         problems=tuple(notes.problems),
         not_estimated=ctx.features.gaps,
-        only_add=ctx.features.only_add,
+        gaps_only_add=ctx.features.gaps_only_add,
         dynamic_seq=ctx.features.dynamic_seq,
         frozen_bytes=ctx.states.frozen_weight if ctx.states else None,
         vocab_range=_range_of(ctx.inp),

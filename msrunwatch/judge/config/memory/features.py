@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from msrunwatch.read.config.entry import job_of_run_mode
 from msrunwatch.read.config.model import TrainingConfig
 
-MTP = "multi-token prediction layers (--mtp-num-layers)"
 UNMODELLED: tuple[tuple[str, str], ...] = (
     ("fsdp", "FSDP (parameters, gradients and states sharded over data parallel)"),
     ("optimizer_offload", "--optimizer-cpu-offload (optimizer states on the host)"),
     ("fp8", "FP8 training (--fp8-format)"),
-    ("mtp_layers", MTP),
+    ("mtp_layers", "multi-token prediction layers (--mtp-num-layers)"),
     ("mtp_depth", "multi-token prediction layers (MindFormers mtp_depth)"),
     ("swap", "MindFormers swap_config (activations swapped to host)"),
     ("config_file", "a trainer configured by a YAML file the script passes (FSDP2, MindSpeed-MM)"),
@@ -28,6 +27,7 @@ ONLY_ADD = frozenset({"mtp_layers", "mtp_depth"})
 """Settings of UNMODELLED whose feature only adds memory (layers beside the model's, with
 their weights, states and activations): with them left out the figures are a floor, so an
 estimate over the budget is still over it."""
+_ADDING_GAPS = frozenset(f"not estimated: {what}" for name, what in UNMODELLED if name in ONLY_ADD)
 
 LORA_MODULES: dict[str, tuple[str, ...]] = {
     "qkv": ("linear_qkv", "query_key_value", "wq", "wk", "wv", "q_proj", "k_proj", "v_proj"),
@@ -59,8 +59,8 @@ class Features:
     """Batches are padded to their longest sample, not to seq_length: a range, not a point."""
     gaps: tuple[str, ...]
     """`not estimated: <feature>` for each unmodelled feature in use."""
-    only_add: tuple[str, ...] = ()
-    """Those of `gaps` whose feature only adds memory (ONLY_ADD)."""
+    gaps_only_add: bool = False
+    """There are gaps, and each is a feature that only adds memory (ONLY_ADD)."""
 
 
 def _on(value: object) -> bool:
@@ -138,11 +138,7 @@ def features(cfg: TrainingConfig) -> Features:
     if job in ("predict", "eval"):
         gaps.insert(0, f"not estimated: {job} job (the estimate models training)")
     dynamic = bool(cfg.get("variable_seq_lengths") or cfg.get("no_pad_to_seq_lengths"))
-    only_add = tuple(
-        f"not estimated: {what}"
-        for name, what in UNMODELLED
-        if name in ONLY_ADD and _on(cfg.get(name))
-    )
+    only_add = bool(gaps) and _ADDING_GAPS.issuperset(gaps)
     return Features(job, _lora(cfg), dynamic, tuple(gaps), only_add)
 
 

@@ -115,8 +115,8 @@ class Estimate:
     fragmentation: float = FRAGMENTATION
     not_estimated: tuple[str, ...] = ()
     """`not estimated: <feature>` for what the config uses and the model does not cover."""
-    only_add: tuple[str, ...] = ()
-    """Those of `not_estimated` that only add memory (multi-token prediction layers)."""
+    gaps_only_add: bool = False
+    """`not_estimated` is not empty and holds only features that add memory (MTP layers)."""
     dynamic_seq: bool = False
     """Batches are padded to their longest sample: the figures are an upper bound."""
     frozen_bytes: float | None = None
@@ -133,11 +133,7 @@ class Estimate:
     @property
     def floor(self) -> bool:
         """Complete, and what it leaves out only adds memory: real use is at least this."""
-        return (
-            self.complete
-            and bool(self.not_estimated)
-            and set(self.not_estimated) <= set(self.only_add)
-        )
+        return self.complete and self.gaps_only_add
 
     @property
     def complete(self) -> bool:
