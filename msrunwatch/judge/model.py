@@ -19,6 +19,8 @@ class Status(StrEnum):
     """Per-rank status, as the JSON report spells it."""
 
     STARTING = "starting"
+    """It has written (GLOG lines, or prints only) and neither compiles nor trains yet; live,
+    also a log msrun has opened that is still empty (statuses._empty)."""
     COMPILING = "compiling"
     TRAINING = "training"
     FINISHED = "finished"
@@ -32,6 +34,7 @@ class Status(StrEnum):
     """Post mortem: its log stops without an end marker or a fault, and the run is over
     (nothing was written for longer than --stall-after, or --finished)."""
     UNKNOWN = "unknown"
+    """No log for it, or an empty log after the run (or empty past --stall-after)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,8 +82,24 @@ def phase(rank: RankFacts) -> Status:
         return Status.COMPILING
     if compile_stats.count or any(f.training_started for f in rank.files):
         return Status.TRAINING
-    # A log with no GLOG line at all (empty, or bytes that are not a log) says nothing.
-    return Status.STARTING if rank.first_time is not None else Status.UNKNOWN
+    # It has written (a GLOG line, or only prints: GLOG_v=3 logs errors alone), so it is
+    # alive; an empty log says nothing by itself (see `_empty`).
+    return Status.STARTING if rank.lines or rank.first_time is not None else Status.UNKNOWN
+
+
+EMPTY_LIVE = "its log is empty so far (msrun opens it as it starts the process)"
+"""Why a rank whose log is still empty is `starting` while the run is watched."""
+
+
+def _empty(rank: RankFacts, run_failed: bool, opened: bool) -> tuple[Status, str] | None:
+    """A log still empty while the run is watched (`opened`: its file appeared or grew less
+    than --stall-after ago) and nothing has failed: msrun opened it as it started the rank's
+    process, which imports MindSpore for seconds before its first line. After the run, once
+    another rank failed, or past --stall-after, an empty log is a rank that never wrote:
+    `unknown`, and the rank rules on silent ranks say more."""
+    if not opened or run_failed or rank.lines or rank.first_time is not None:
+        return None
+    return Status.STARTING, EMPTY_LIVE
 
 
 def _at(s: Sighting) -> str:
@@ -119,12 +135,14 @@ def rank_status(
     lost_first: bool = False,
     writing: bool = False,
     live: bool = False,
+    opened: bool = False,
 ) -> tuple[Status, str]:
     """Status and a short reason, strongest evidence first.
 
     lost_first: the scheduler lost this rank before any other (and its log says nothing).
     writing: the live view saw its log grow just now, so it has not been killed (yet).
     live: the run is being watched (a quiet rank may still be alive).
+    opened: live, its log appeared or grew less than --stall-after ago (see `_empty`).
     """
     faulted = _from_faults(own, rank.exit_code)
     if faulted is not None:
@@ -140,7 +158,7 @@ def rank_status(
         )
     if run_failed and rank.lines and not writing:
         return _stopped(rank, run, live)
-    return phase(rank), ""
+    return _empty(rank, run_failed, opened) or (phase(rank), "")
 
 
 def _stopped(rank: RankFacts, run: RunFacts, live: bool) -> tuple[Status, str]:
@@ -157,12 +175,15 @@ def rank_statuses(
     own: Mapping[int, list[Sighting]],
     found: Sequence[Sighting],
     silences: Mapping[int, float] | None,
+    stall_after_s: float,
 ) -> Statuses:
-    """Every rank's status; `silences` (live view) tells which ranks are still writing."""
+    """Every rank's status; `silences` (live view) tells which ranks are still writing, and
+    which were heard of less than `stall_after_s` ago."""
     lost, first = _lost(found)
     failed = _failed(own, run, lost | ({first} if first is not None else set()))
     quiet = {r for r, sights in own.items() if sights}
     writing = {r for r, s in (silences or {}).items() if s < WRITING_S}
+    opened = {r for r, s in (silences or {}).items() if s < stall_after_s}
     result = {
         r.rank: rank_status(
             r,
@@ -172,6 +193,7 @@ def rank_statuses(
             lost_first=r.rank == first and r.rank not in quiet,
             writing=r.rank in writing,
             live=silences is not None,
+            opened=r.rank in opened,
         )
         for r in run.ranks
     }

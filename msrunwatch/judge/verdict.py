@@ -242,7 +242,7 @@ def judge(
     by_id = {r.id: r for r in rules}
     found = sightings(run, by_id)
     silences = rank_silences(run, ctx)
-    statuses = rank_statuses(run, own_sightings(found), found, silences)
+    statuses = rank_statuses(run, own_sightings(found), found, silences, ctx.stall_after_s)
     plain = {r: s for r, (s, _) in statuses.items()}
     seen = LineEvidence.of(run, found)
     ranked = rank_sightings(rules, run, plain, ctx, seen)

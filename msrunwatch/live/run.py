@@ -61,6 +61,11 @@ opened again when they grow. Never more than a quarter of the process's RLIMIT_N
 IDLE_TICK_S = 2.0
 """Once the run has ended and nothing grows, the files are looked at this often (a new file,
 or a stop, wakes the tick at once): a finished run of 1,000 ranks costs next to nothing."""
+SETTLED_S = 5.0
+"""A run whose verdict is final is called ended once no followed file has grown for this
+long while watched: after the first rank times out, msrun's scheduler, its console and the
+ranks it has not yet stopped go on writing (the trial saw 40 s of it under `run ended`).
+What the first catch-up reads does not count: a finished run opened later ends at once."""
 JUDGE_SHARE = 0.1
 """Share of the engine's time that re-judging for steps alone may take: a verdict that
 costs 50 ms is recomputed for new steps every 0.5 s, one that costs 1 ms every tick."""
@@ -121,6 +126,10 @@ class Update:
     restarted: tuple[str, ...] = ()
     """Files that were truncated or replaced this tick (a new run)."""
     time: float = 0.0
+    quiet_s: float | None = None
+    """Seconds since a followed file last grew while watched (after the first catch-up);
+    None: none has, or not measured (a cluster's snapshots): the verdict alone says
+    whether the run ended."""
 
     @property
     def caught_up(self) -> bool:
@@ -128,8 +137,10 @@ class Update:
 
     @property
     def ended(self) -> bool:
-        """Caught up and the run has ended (`run_ended`): what --exit-when-done waits for."""
-        return self.caught_up and run_ended(self.report)
+        """Caught up, the run has ended (`run_ended`) and its files have settled (SETTLED_S):
+        what --exit-when-done waits for, and what the header's `run ended` says."""
+        settled = self.quiet_s is None or self.quiet_s >= SETTLED_S
+        return self.caught_up and settled and run_ended(self.report)
 
 
 def run_ended(report: Report) -> bool:
@@ -192,6 +203,9 @@ class LiveRun:
         self._previous: Report | None = None
         self._changes = Changes()
         self._urgent = True
+        self._grew_at: float | None = None
+        """When a file last grew after the first catch-up (the engine's clock)."""
+        self._caught_up_once = False
         self._hung: dict[int, Hang] = {}
         """Ranks the last verdict called stalled: they stay so until their log moves on."""
         self._horizon = stall_after_s
@@ -335,9 +349,13 @@ class LiveRun:
             if restart:
                 restarted.append(restart)
         behind = sum(1 for t in self._files.values() if t.behind)
+        if read and self._caught_up_once:
+            self._grew_at = now
+        self._caught_up_once = self._caught_up_once or behind == 0
         if not self._judge_due(now, behind):
             assert self._previous is not None
-            return Update(self._previous, (), (), {}, read, behind, tuple(restarted), now)
+            quiet = self._quiet(now)
+            return Update(self._previous, (), (), {}, read, behind, tuple(restarted), now, quiet)
         return self._judge(now, read, behind, restarted)
 
     def _judge_due(self, now: float, behind: int) -> bool:
@@ -383,6 +401,7 @@ class LiveRun:
             behind,
             tuple(restarted),
             now,
+            self._quiet(now),
         )
         self._previous = self._changes.previous = report
         self._judge_gap = min((time.perf_counter() - began) / JUDGE_SHARE, JUDGE_S)
@@ -395,6 +414,10 @@ class LiveRun:
         again as silences grow (cause-not-in-logs waits for every rank to be quiet so long)."""
         last = self._last_judge
         return all(t.mtime is None or last - t.mtime > self._horizon for t in self._files.values())
+
+    def _quiet(self, now: float) -> float | None:
+        """Seconds since a file last grew while watched (see SETTLED_S)."""
+        return None if self._grew_at is None else max(now - self._grew_at, 0.0)
 
     def _silence(self, now: float) -> dict[tuple[str, str], float]:
         return {

@@ -70,7 +70,7 @@ class LiveFeed:
         self._applied = threading.Event()
         self._done = threading.Event()
         self._started = False
-        self._last: tuple[Report | None, int] = (None, -1)
+        self._last: tuple[Report | None, int, bool] = (None, -1, False)
 
     def run(self, post: Post) -> None:
         self._started = True
@@ -116,13 +116,15 @@ class LiveFeed:
         return True
 
     def _news(self, update: Update) -> bool:
-        """Whether a tick has anything the app does not have yet."""
-        last_report, last_behind = self._last
-        self._last = (update.report, update.behind)
+        """Whether a tick has anything the app does not have yet. The run's end is news on
+        its own: a final verdict is not judged again, and its files settle later (SETTLED_S)."""
+        last_report, last_behind, last_ended = self._last
+        self._last = (update.report, update.behind, update.ended)
         return (
             update.report is not last_report
             or bool(update.silence or update.new_findings or update.restarted)
             or update.behind != last_behind
+            or update.ended != last_ended
         )
 
     def stop(self) -> None:

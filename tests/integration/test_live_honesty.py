@@ -212,3 +212,44 @@ def test_an_ended_run_is_not_judged_again_until_a_line_comes(
     live.tick()
     assert len(calls) == before + 1
     live.close()
+
+
+def test_the_run_is_called_ended_only_once_its_files_settle(
+    hang: tuple[Replay, LiveRun, Clock],
+) -> None:
+    """The trial's N3: `■ run ended` came the moment rank 0 logged its timeout, while rank 0,
+    msrun's console and the scheduler went on writing for 40 s. The verdict is final then;
+    the run is called ended once no file has grown for SETTLED_S while watched."""
+    from msrunwatch.live.run import SETTLED_S
+
+    replay, live, clock = hang
+    hung_at = log_time(b"):2026-11-25-19:17:04.883 ")
+    timed_out = log_time(b"):2026-11-25-19:17:38.100 ")
+    assert hung_at is not None and timed_out is not None
+    replay.until(hung_at)
+    judged(live, clock, hung_at)  # caught up: what it read first does not count
+    replay.until(timed_out)  # written while watched
+    clock.now = timed_out
+    writing = live.tick()
+    assert run_ended(writing.report) and not writing.ended
+    clock.now = timed_out + SETTLED_S - 1
+    assert not live.tick().ended
+    clock.now = timed_out + SETTLED_S
+    assert live.tick().ended
+    replay.until(timed_out + 10)  # rank 2 logs again: a peer closed the connection
+    clock.now = timed_out + 10
+    again = live.tick()
+    assert run_ended(again.report) and not again.ended
+    clock.now = timed_out + 10 + SETTLED_S
+    assert live.tick().ended
+
+
+def test_a_finished_run_opened_later_is_ended_at_once(tmp_path: Path, rules: list[Rule]) -> None:
+    target = tmp_path / "msrun_log"
+    shutil.copytree(FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log", target)  # new mtimes
+    clock = Clock()
+    live = LiveRun([str(target)], rules, clock=clock)
+    clock.now = 2e9
+    update = live.tick()
+    assert update.caught_up and update.ended and update.quiet_s is None
+    live.close()

@@ -81,6 +81,12 @@ def test_every_status_is_listed() -> None:
     assert listed == {s.value for s in Status}
 
 
+def test_the_metrics_table_lists_every_status() -> None:
+    """/metrics exports a gauge per status (live.headless.metrics: every Status)."""
+    said = stated(r"0 for each other status \(([a-z, -]+)\)")
+    assert {s.strip() for s in said[1].split(",")} == {s.value for s in Status}
+
+
 def _keys(value: Any, into: set[str]) -> set[str]:
     if isinstance(value, dict):
         for key, inner in value.items():

@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from msrunwatch.judge.model import Status
-from msrunwatch.judge.statuses import rank_status, rank_statuses, silent_ranks, with_rank_effects
+from msrunwatch.judge.statuses import (
+    EMPTY_LIVE,
+    rank_status,
+    rank_statuses,
+    silent_ranks,
+    with_rank_effects,
+)
 from msrunwatch.rules.vocab import Effect, Role, Severity
 from tests.judge.builders import rank, rule, run, seen
 
@@ -75,6 +81,15 @@ ROWS = [
         Status.STARTING,
     ),
     ("no line at all", [], {"lines": 0, "first_time": None}, False, False, False, Status.UNKNOWN),
+    (
+        "prints but no GLOG line yet (GLOG_v=3)",
+        [],
+        {"lines": 1, "first_time": None},
+        False,
+        False,
+        False,
+        Status.STARTING,
+    ),
 ]
 
 
@@ -93,7 +108,7 @@ def test_rank_status(own, facts, run_failed, lost_first, writing, status) -> Non
 def test_the_scheduler_losing_a_rank_fails_the_run_and_names_the_first() -> None:
     lost = rule("lost", role=Role.SYMPTOM, effect=Effect.LOSE_FIRST, category="node-timeout")
     ranks = (rank(0), rank(1))
-    statuses = rank_statuses(run(*ranks), {}, [seen(lost, 1, 5.0, own=False)], None)
+    statuses = rank_statuses(run(*ranks), {}, [seen(lost, 1, 5.0, own=False)], None, 120.0)
     assert statuses[1][0] is Status.FAILED
     assert statuses[0][0] is Status.KILLED
 
@@ -102,8 +117,22 @@ def test_expected_ranks_without_a_log_are_unknown_or_finished() -> None:
     r0 = rank(0, finished_line=3)
     facts = run(r0, unregistered=frozenset({2}))
     facts = type(facts)(**{**facts.__dict__, "expected_ranks": 3})
-    statuses = rank_statuses(facts, {}, [], None)
+    statuses = rank_statuses(facts, {}, [], None, 120.0)
     assert statuses[1][0] is Status.UNKNOWN and statuses[2][0] is Status.FINISHED
+
+
+def test_an_empty_log_is_starting_only_while_watched_and_nothing_failed() -> None:
+    """msrun opens a worker's log as it starts the process; the first line comes seconds
+    later (MindSpore's import). Watched, such a rank is `starting`, not `unknown`; after the
+    run, once another rank failed, or past --stall-after, an empty log is `unknown`."""
+    empty, busy = rank(0, lines=0, first_time=None), rank(1)
+    facts = run(empty, busy)
+    watched = rank_statuses(facts, {}, [], {0: 1.0, 1: 0.5}, 120.0)
+    assert watched[0] == (Status.STARTING, EMPTY_LIVE)
+    assert rank_statuses(facts, {}, [], None, 120.0)[0][0] is Status.UNKNOWN  # triage
+    assert rank_statuses(facts, {}, [], {0: 121.0, 1: 0.5}, 120.0)[0][0] is Status.UNKNOWN
+    failed = rank_statuses(facts, {1: [seen(OOM, 1, 1.0)]}, [], {0: 1.0, 1: 0.5}, 120.0)
+    assert failed[0][0] is Status.UNKNOWN and failed[1][0] is Status.FAILED
 
 
 def test_silent_ranks_are_the_quiet_ones_while_others_timed_out() -> None:

@@ -12,8 +12,9 @@ import pytest
 from textual.message import Message
 
 from msrunwatch.judge.model import Status
-from msrunwatch.live.run import IDLE_TICK_S, LiveRun
+from msrunwatch.live.run import IDLE_TICK_S, SETTLED_S, DirtySet, LiveRun, Update, run_ended
 from msrunwatch.rules.loader import load_rules
+from msrunwatch.rules.model import Rule
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.feed import LiveFeed, Post, messages
 from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, LogsFound, SnapshotUpdated
@@ -127,13 +128,9 @@ async def test_a_failing_feed_is_shown_not_fatal() -> None:
     assert target.return_value == 0
 
 
-def test_the_feed_says_what_it_reads_and_idles_once_the_run_ended(tmp_path: Path) -> None:
-    """Before the first read, how many logs (the screen says `reading 3 logs…`, not
-    `waiting for rank logs…`); once the run has ended and nothing grows, a slow heartbeat;
-    a stop still ends the wait at once."""
-    run = healthy_copy(tmp_path)
-    live = LiveRun([str(run)], load_rules())
-    feed = LiveFeed(live, tick_s=0.05)
+def until_ended(feed: LiveFeed) -> list[Message]:
+    """Run the feed on a thread until it posts a snapshot of an ended run; what it posted.
+    A stop must end its wait (the idle heartbeat's too)."""
     seen: list[Message] = []
     ended = threading.Event()
 
@@ -147,10 +144,23 @@ def test_the_feed_says_what_it_reads_and_idles_once_the_run_ended(tmp_path: Path
     thread = threading.Thread(target=feed.run, args=(post,), daemon=True)
     thread.start()
     try:
-        assert ended.wait(10)
+        assert ended.wait(30), "no snapshot of the ended run was posted"
     finally:
         feed.stop()
-        assert feed.join(5), "a stop ends the idle heartbeat's wait"
+        assert feed.join(5), "a stop ends the feed's wait"
+    return seen
+
+
+def test_the_feed_says_what_it_reads_and_idles_once_the_run_ended(tmp_path: Path) -> None:
+    """Before the first read, how many logs (the screen says `reading 3 logs…`, not
+    `waiting for rank logs…`); once the run has ended and nothing grows, a slow heartbeat;
+    a stop still ends the wait at once."""
+    run = healthy_copy(tmp_path)
+    live = LiveRun([str(run)], load_rules())
+    feed = LiveFeed(live, tick_s=0.05)
+    try:
+        seen = until_ended(feed)
+    finally:
         live.close()
     found = seen[0]
     assert isinstance(found, LogsFound) and found.count == 3  # 2 workers and the scheduler
@@ -158,6 +168,40 @@ def test_the_feed_says_what_it_reads_and_idles_once_the_run_ended(tmp_path: Path
     idle = type(last)(last.report, time=last.time)  # ended, and nothing read this tick
     assert feed._period(idle) == IDLE_TICK_S > feed.tick_s
     assert feed._period(type(last)(last.report, bytes_read=1, time=last.time)) == feed.tick_s
+
+
+class Settling:
+    """An engine whose verdict is final and whose files settle: the same report each tick,
+    quiet for 1 s, then for SETTLED_S (the header's `■ run ended`, --exit-when-done)."""
+
+    clock = staticmethod(time.time)
+
+    def __init__(self, name: str) -> None:
+        self.targets: list[str] = []
+        self.consoles: list[str] = []
+        self.rules: list[Rule] = []
+        report = fixture_report(name)
+        self.ticks = [Update(report, quiet_s=1.0), Update(report, quiet_s=SETTLED_S)]
+        self.dirty = DirtySet()
+
+    def tick(self) -> Update:
+        return self.ticks.pop(0) if len(self.ticks) > 1 else self.ticks[0]
+
+    def paths(self) -> list[Path]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_run_ending_reaches_the_view_though_the_verdict_is_the_same() -> None:
+    """The engine does not judge a final verdict again: the tick on which its files have
+    settled carries the same report, and the view must still hear that the run ended
+    (else the header stays `● live` and --exit-when-done never leaves the view)."""
+    engine = Settling("cpu_dp4_hang_rank2_allreduce_timeout")
+    assert run_ended(engine.ticks[0].report) and not engine.ticks[0].ended
+    seen = until_ended(LiveFeed(engine, tick_s=0.01))
+    assert [m.update.ended for m in seen if isinstance(m, SnapshotUpdated)] == [False, True]
 
 
 async def test_the_screen_says_it_is_reading_before_the_first_snapshot() -> None:
