@@ -71,19 +71,19 @@ def _triage(args: argparse.Namespace, targets: list[str]) -> Report:
     )
 
 
-def post_mortem(args: argparse.Namespace) -> PostMortem | None:
-    """How the clock is read (--now, --finished, --stall-after); None for `watch` without a
-    terminal, which follows a live run."""
+def post_mortem(args: argparse.Namespace) -> PostMortem:
+    """How the clock is read (--now, --finished, --stall-after). `watch` without a terminal
+    has no --now or --finished: it reads the clock as `triage` does by default, so that its
+    report is triage's (a run still being written is quiet for less than --stall-after and
+    reads as running in both)."""
     from msrunwatch.drivers.options import PostMortem
 
-    if not hasattr(args, "finished"):
-        return None
     now = getattr(args, "now", None)
     last = now == LAST_LINE
     return PostMortem(
         now=None if now is None or last else now,
         last_line=last,
-        finished=args.finished,
+        finished=getattr(args, "finished", False),
         stall_after_s=args.stall_after,
     )
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Status
-from msrunwatch.read.runstate import RunFacts
+from msrunwatch.read.runstate import RankFacts, RunFacts
 
 ZONE_MARGIN_S = 24 * 3600.0
 """How far a log line's local time may be from this host's: any two time zones, and more."""
@@ -78,25 +78,50 @@ def stopped(
     statuses: dict[int, tuple[Status, str]], over: Over | None, run: RunFacts, window_s: float
 ) -> dict[int, tuple[Status, str]]:
     """Ranks that had not ended, in a run that is over: stopped, with why. A rank whose log
-    ends with those of ranks that ended normally (within `window_s` of the last of them)
-    ended with them: many scripts print their end on rank 0 only, and a rank stopped
-    mid-run leaves the others waiting on it in their next collective, not finishing."""
+    ends with those of ranks that ended normally (within `window_s` of the last of them, and
+    at their last step) ended with them: many scripts print their end on rank 0 only, and a
+    rank stopped mid-run leaves the others waiting on it in their next collective, not
+    finishing. A rank whose progress stopped at an earlier step than theirs did not finish
+    with them, however close its last line: it stopped."""
     if over is None:
         return statuses
-    ends = [r.last_time for r in run.ranks if statuses.get(r.rank, (None,))[0] is Status.FINISHED]
-    last_end = max((t for t in ends if t is not None), default=None)
+    ended = [r for r in run.ranks if statuses.get(r.rank, (None,))[0] is Status.FINISHED]
+    last_end = max((t for r in ended if (t := r.last_time) is not None), default=None)
+    furthest = max((p for r in ended if (p := _position(r)) is not None), default=None)
     reason = f"its log stops without an end marker, and the run is over: {over.why}"
     result = dict(statuses)
     for rank in run.ranks:
         status = statuses.get(rank.rank, (Status.UNKNOWN, ""))[0]
         if status not in STOPPABLE:
             continue
-        last = rank.last_time
-        if last_end is not None and last is not None and last >= last_end - window_s:
+        last, position = rank.last_time, _position(rank)
+        behind = furthest is not None and position is not None and position < furthest
+        if behind and furthest is not None and position is not None:
+            result[rank.rank] = (Status.STOPPED, _behind_reason(position, furthest, over))
+        elif last_end is not None and last is not None and last >= last_end - window_s:
             result[rank.rank] = (Status.FINISHED, ENDED_WITH_OTHERS)
         else:
             result[rank.rank] = (Status.STOPPED, reason)
     return result
+
+
+def _position(rank: RankFacts) -> tuple[int, int] | None:
+    """Where the rank's training got to, as (epoch, step), by its last progress line; None
+    when it logged none (many scripts log progress on one rank only)."""
+    progress = next((f.progress for f in rank.files if f.progress), None)
+    return None if progress is None else (progress.epoch or 0, progress.step)
+
+
+def _behind_reason(position: tuple[int, int], furthest: tuple[int, int], over: Over) -> str:
+    return (
+        f"its log stops without an end marker at {_said(position)}, behind the ranks that "
+        f"ended normally ({_said(furthest)}), and the run is over: {over.why}"
+    )
+
+
+def _said(position: tuple[int, int]) -> str:
+    epoch, step = position
+    return f"epoch {epoch} step {step}" if epoch else f"step {step}"
 
 
 ENDED_WITH_OTHERS = (

@@ -162,6 +162,16 @@ def test_a_pipe_gets_the_triage_report_and_its_exit_code() -> None:
     )
 
 
+def test_a_pipe_judges_the_clock_as_triage_does() -> None:
+    """A whole job stopped from outside days ago: `msrunwatch DIR | cat` said RUNNING where
+    `triage DIR` said job-stopped (the piped form did not read the clock). The report and
+    the exit code are triage's, byte for byte."""
+    stopped = str(FIXTURES / "cpu_sigterm_whole_job")
+    piped, triaged = run(stopped), run("triage", stopped)
+    assert piped[:2] == triaged[:2]
+    assert piped[1].startswith("FAILED  the job failed: job-stopped")
+
+
 def test_watch_waits_for_a_directory_that_does_not_exist_yet(tmp_path: Path) -> None:
     """The job-script recipe: the watcher starts before msrun creates its --log_dir. In its
     own process, as in a job script (in a thread, a redirected stderr raced pytest's capture,

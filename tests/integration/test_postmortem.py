@@ -126,4 +126,5 @@ def test_the_command_line_options() -> None:
     assert post_mortem(args) == PostMortem(last_line=True, stall_after_s=60.0)
     args = argparse.Namespace(now=5.0, finished=True, stall_after=120.0)
     assert post_mortem(args) == PostMortem(now=5.0, finished=True)
-    assert post_mortem(argparse.Namespace()) is None  # `watch` without a terminal
+    # `watch` without a terminal has no --now nor --finished: the clock, as triage reads it
+    assert post_mortem(argparse.Namespace(stall_after=30.0)) == PostMortem(stall_after_s=30.0)

@@ -10,6 +10,7 @@ import pytest
 from msrunwatch.judge.clock import ENDED_WITH_OTHERS, ZONE_MARGIN_S, quiet_for, run_over, stopped
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Status
+from msrunwatch.read.facts import Progress
 from msrunwatch.read.runstate import RankFacts
 from tests.judge.builders import rank, run
 
@@ -90,3 +91,37 @@ def test_ranks_without_an_end_are_stopped_unless_they_ended_with_the_others() ->
     assert result[2][0] is Status.STOPPED and "--finished" in result[2][1]
     assert result[3] == (Status.FAILED, "oom")
     assert stopped(statuses, None, late, 120.0) == statuses
+
+
+def stepped(number: int, last: float, step: int, epoch: int | None = 1) -> RankFacts:
+    r = dated(number, last)
+    return replace(r, files=(replace(r.primary, progress=Progress(step=step, epoch=epoch)),))
+
+
+def test_a_rank_behind_the_finished_ones_stopped_however_close_its_last_line() -> None:
+    """A rank whose log stops 15 steps before the ranks that ended normally did not end with
+    them, even though its last line is within the window of theirs (a new user's replay: it
+    was `finished`, and the run OK)."""
+    done = stepped(0, LINE, 20)
+    done = replace(done, files=(replace(done.primary, finished_line=90),))
+    late = run(done, stepped(1, LINE - 11.0, 5), stepped(2, LINE - 1.0, 20), dated(3, LINE))
+    statuses = {0: (Status.FINISHED, "")} | dict.fromkeys((1, 2, 3), (Status.TRAINING, ""))
+    result = stopped(statuses, run_over(late, Context(finished=True)), late, 120.0)
+    assert result[1] == (
+        Status.STOPPED,
+        "its log stops without an end marker at epoch 1 step 5, behind the ranks that ended "
+        "normally (epoch 1 step 20), and the run is over: --finished says so",
+    )
+    assert result[2] == (Status.FINISHED, ENDED_WITH_OTHERS)  # at their step
+    assert result[3] == (Status.FINISHED, ENDED_WITH_OTHERS)  # no progress of its own
+
+
+def test_an_earlier_epoch_is_behind_a_higher_step_number_is_not() -> None:
+    """LossMonitor counts steps within an epoch: epoch 2 step 1 is further than epoch 1 step 9."""
+    done = stepped(0, LINE, 1, epoch=2)
+    done = replace(done, files=(replace(done.primary, finished_line=90),))
+    late = run(done, stepped(1, LINE, 9, epoch=1), stepped(2, LINE, 1, epoch=2))
+    statuses = {0: (Status.FINISHED, "")} | dict.fromkeys((1, 2), (Status.TRAINING, ""))
+    result = stopped(statuses, run_over(late, Context(finished=True)), late, 120.0)
+    assert result[1][0] is Status.STOPPED and "epoch 1 step 9" in result[1][1]
+    assert result[2] == (Status.FINISHED, ENDED_WITH_OTHERS)
