@@ -13,8 +13,10 @@ log decides instead:
    when it did so earlier than the others by more than their clocks can tell apart;
 3. otherwise nothing decides: the ranks are tied, and all of them are named.
 
-A rank that logged an error of its own was alive to complain and is no suspect. This reads
-facts only (effects, end markers, last log times, clocks): no category or message.
+A rank that logged an error of its own was alive to complain and is no suspect; when a rank
+of the sweep logged a fault of its own that is a cause, it went first (the root cause is its
+fault) and the scheduler's word is left as it was. This reads facts only (roles, effects, end
+markers, last log times, clocks): no category or message.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from msrunwatch.judge.sightings import Sighting
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.template import rank_ranges
-from msrunwatch.rules.vocab import Effect, Severity
+from msrunwatch.rules.vocab import Effect, Role, Severity
 
 SWEEP_SECONDS = 0.05
 """Timeouts the scheduler logs closer together than this came from one pass of its check
@@ -88,7 +90,7 @@ def first_lost(
         return None
     sight, rank = named
     swept = swept_with(found, rank)
-    if run is None or len(swept) < 2:
+    if run is None or len(swept) < 2 or _faulted(found) & set(swept):
         return FirstLost(sight, (rank,))
     spoke = spoke_up(found)
     suspects = [r for r in swept if r not in spoke] or [rank]
@@ -120,6 +122,20 @@ def _decide(
     return (first,), (
         f"{said}rank {first}'s own log went silent first ({gap * 1000:,.0f} ms before the others')"
     )
+
+
+def _faulted(found: Sequence[Sighting]) -> set[int]:
+    """Ranks that logged a fault of their own that is a cause (not a timeout): when one of
+    the sweep did, it is the first (judge.rootcause, preference 1), and the others were
+    stopped after it; no silent rank is to be found among them."""
+    return {
+        s.rank
+        for s in found
+        if s.own
+        and s.rank is not None
+        and s.rule.role is Role.CAUSE
+        and s.rule.severity is Severity.ERROR
+    }
 
 
 def _ended(rank: RankFacts | None) -> bool:

@@ -22,6 +22,7 @@ from tests.support import FIXTURES
 FIRST = rule("first", role=Role.SYMPTOM, effect=Effect.LOSE_FIRST, category="node-timeout")
 LOST = rule("lost", role=Role.SYMPTOM, effect=Effect.LOSE, category="node-timeout")
 OOM = rule("oom")
+TIMEOUT = rule("timeout", role=Role.SYMPTOM, category="hccl-timeout")
 
 
 def scheduler(named: int, *timed_out: tuple[int, float]) -> list:  # type: ignore[type-arg]
@@ -96,11 +97,22 @@ def test_ranks_on_clocks_that_cannot_tell_42_ms_apart_are_tied() -> None:
     assert first_lost(ONE_SWEEP, facts, same).ranks == (1,)  # type: ignore[union-attr]
 
 
-def test_a_rank_that_logged_an_error_of_its_own_is_no_suspect() -> None:
-    facts = run(rank(0, last_time=10.424), rank(1, last_time=10.382))
-    found = [seen(OOM, 1, 9.0), *ONE_SWEEP]
+def test_a_rank_that_only_waited_is_no_suspect() -> None:
+    """A timeout of its own (an error, not a cause): it was alive and waiting."""
+    facts = run(rank(0, last_time=10.382), rank(1, last_time=10.424))
+    found = [seen(TIMEOUT, 0, 9.0), *scheduler(0, (0, 41.272612), (1, 41.272625))]
     lost = first_lost(found, facts)
-    assert lost is not None and lost.ranks == (0,)
+    assert lost is not None and lost.ranks == (1,)
+
+
+def test_a_sweep_with_a_ranks_own_fault_keeps_the_schedulers_word() -> None:
+    """synth_multinode_no_node_rank: rank 2 raised, node 1's msrun killed rank 3, and the
+    scheduler timed out both in one sweep: rank 3 was not lost first, it was stopped."""
+    facts = run(rank(2, last_time=10.0), rank(3, last_time=10.5))
+    found = [seen(OOM, 2, 9.0), *scheduler(2, (2, 41.0), (3, 41.00003))]
+    lost = first_lost(found, facts)
+    assert lost is not None and lost.ranks == (2,) and lost.why == ""
+    assert rank_statuses(facts, {2: [found[0]]}, found, None)[3][0] is Status.KILLED
 
 
 def test_the_status_of_the_rank_lost_first_says_why() -> None:
