@@ -94,8 +94,8 @@ def _said_by(first: Sighting) -> str:
     absence, or lines counted), or the scheduler or msrun about the job."""
     if first.rank is None:
         return "the earliest fault the scheduler or msrun logged about the job itself"
-    if first.rule.scope is Scope.RANK:
-        return "the earliest fault read from a rank's whole log, not from one line of it"
+    if first.rule.scope is Scope.RANK:  # no line says it: the rule's title does
+        return f"{_lowered(first.rule.title)}, read from rank {first.rank}'s whole log"
     if first.by_msrun:
         return "the earliest fault msrun reported about a rank's process"
     return "the earliest fault a rank logged about itself"
@@ -203,7 +203,12 @@ def run_level(rule: Rule, ranks: Sequence[int], message: str, reason: str) -> Ro
 def _unprompted(rule: Rule) -> str:
     """Why a cause no rank logged of itself was chosen: the rule's title says who named it
     and as what (the scheduler, a launcher, the run as a whole)."""
-    return f"{rule.title[:1].lower()}{rule.title[1:]} (no rank logged a fault of its own)"
+    return f"{_lowered(rule.title)} (no rank logged a fault of its own)"
+
+
+def _lowered(title: str) -> str:
+    """A rule's title as the middle of a sentence."""
+    return f"{title[:1].lower()}{title[1:]}"
 
 
 def fallback(

@@ -155,21 +155,36 @@ def test_the_examples_run_as_written_after_the_install_line() -> None:
     assert re.search(r"\. \.venv/bin/activate &&.* msrunwatch triage ", line), line
 
 
-def test_the_settings_example_is_applied(tmp_path: Path) -> None:
-    """The msrunwatch.yaml shown, in a project that has the rule directory it names."""
-    ((_, lines),) = blocks("<!-- readme:settings -->")
-    (tmp_path / "msrunwatch.yaml").write_text("\n".join(lines) + "\n")
-    for path in re.findall(r"^rules: \[([^\]]+)\]", "\n".join(lines), re.M)[0].split(","):
-        (tmp_path / path.split("#")[0].strip()).mkdir(parents=True)
-    done = subprocess.run(
+def _rules_list(cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "msrunwatch", "rules", "list", "-v"],
-        cwd=tmp_path,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_the_settings_example_is_applied_as_pasted(tmp_path: Path) -> None:
+    """The msrunwatch.yaml shown, pasted as it is into an empty project (a new user's trial:
+    it named a rule directory the project did not have, and exited 2)."""
+    ((_, lines),) = blocks("<!-- readme:settings -->")
+    (tmp_path / "msrunwatch.yaml").write_text("\n".join(lines) + "\n")
+    done = _rules_list(tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"settings: {tmp_path / 'msrunwatch.yaml'}" in done.stderr
     rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[1:]}
     assert "peer-disconnected" not in rows
     assert rows["compile-time-skew"][3] == "error"
+
+
+def test_the_settings_mistake_quoted_is_the_one_printed(tmp_path: Path) -> None:
+    """The example's commented `rules:` line, uncommented without its directory: the error the
+    README quotes, exit code 2."""
+    ((_, lines),) = blocks("<!-- readme:settings -->")
+    text = "\n".join(line.removeprefix("# ") for line in lines) + "\n"
+    (tmp_path / "msrunwatch.yaml").write_text(text)
+    done = _rules_list(tmp_path)
+    assert done.returncode == 2
+    quoted = "msrunwatch.yaml: rules: ci/msrunwatch-rules: no such file or directory"
+    assert quoted in PROSE and quoted in done.stderr
