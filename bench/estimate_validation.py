@@ -569,6 +569,22 @@ def _moe_figure(model: str, what: str) -> float | None:
     return stage.weights_mib * MIB / (1e9 if what == "GB" else GIB)
 
 
+MTP_WEIGHTS = (
+    "deepseek-ai/DeepSeek-V3@0b39205a README_WEIGHTS.md (MTP Modules: 11.5B unique parameters, "
+    "excluding the shared 0.9B Embedding and 0.9B output Head)"
+)
+
+
+def _mtp_row() -> Row:
+    """DeepSeek-V3's MTP module, as the estimate builds it on one rank holding the whole model:
+    what one MTP layer adds to the stage (its transformer layer, norms and eh_proj; with one
+    stage the embedding and head are the model's own, as the published count leaves them out)."""
+    plain = _whole("DeepSeek-V3").stages[0].params
+    with_mtp = _whole("DeepSeek-V3", mtp_layers=1).stages[0].params
+    added = None if plain is None or with_mtp is None else (with_mtp - plain) / 1e9
+    return Row("MoE", "DeepSeek-V3 MTP module parameters", MTP_WEIGHTS, 11.5, added, "B params")
+
+
 def moe() -> Iterator[Row]:
     for model, figure, source, published, what in MOE_ROWS:
         unit = {"params": "B params", "GB": "GB", "GiB": "GiB", "NF4": "GiB"}[what]
@@ -578,6 +594,7 @@ def moe() -> Iterator[Row]:
         yield Row(
             "MoE", f"{model} {figure}", source, published, _moe_figure(model, what), unit, note
         )
+    yield _mtp_row()
     yield Row(
         "MoE",
         "MoE activations per rank (dispatch, experts, capacity)",

@@ -19,6 +19,7 @@ from msrunwatch.commands.common import (
     rules_of,
     settings_of,
     use_color,
+    verbose,
     write,
 )
 from msrunwatch.commands.triage import post_mortem, post_mortem_options
@@ -56,7 +57,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     with stdin.spooled(args.targets) as targets:
         report = stdin.relabel(check_targets(targets, rules, launch), targets)
-        rules = applied(rules, targets)
+        loaded, rules = len(rules), applied(rules, targets)
+    if len(rules) != loaded:
+        verbose(args, f"rules: {len(rules)} applied (no config among the targets: the "
+                f"{loaded - len(rules)} config rules apply to configs)")  # fmt: skip
     out = render(report, rules, args.format)
     if args.format == "text" and args.output in (None, "-") and use_color(args.color, sys.stdout):
         out = colour_lines(out)

@@ -32,6 +32,15 @@ RULE_LIST = "_msrunwatch_rule_list"
 RULE_NAMES = {"bash": RULE_LIST, "zsh": f"{{{RULE_LIST}}}", "tcsh": "L"}
 """Shell completion of `--select`/`--ignore`: comma-separated rule ids and categories; `L`
 becomes the list of them in the tcsh script (which completes the first only)."""
+RULE_LEVEL = "_msrunwatch_rule_level"
+"""The shell function that completes `--severity ID=LEVEL`: a rule id or category and `=`,
+then, after the `=`, a severity."""
+LEVELS = ("error", "warning", "info")
+"""What `--severity ID=LEVEL` takes after the `=` (rules.vocab.Severity's values; not
+imported, as this module builds parsers)."""
+RULE_LEVELS = {"bash": RULE_LEVEL, "zsh": f"{{{RULE_LEVEL}}}", "tcsh": "S"}
+"""Shell completion of `--severity`; `S` becomes the rule ids and categories in the tcsh
+script (which completes the name only)."""
 EXIT_CODES = """exit codes:
   0  the run looks healthy (or is still running without faults)
   1  faults found
@@ -270,12 +279,13 @@ def rule_options(parser: argparse.ArgumentParser) -> None:
         help="skip these rule ids or categories (comma-separated)",
     )
     select.complete = ignore.complete = RULE_NAMES  # type: ignore[attr-defined]
-    group.add_argument(
+    severity = group.add_argument(
         "--severity",
         action="append",
         metavar="ID=LEVEL",
         help="override a rule's (or category's) severity",
     )
+    severity.complete = RULE_LEVELS  # type: ignore[attr-defined]
     group.add_argument(
         "--settings",
         metavar="FILE",

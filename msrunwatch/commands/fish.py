@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from msrunwatch.commands.common import DIRECTORY, FILE, RULE_ID, RULE_NAMES
+from msrunwatch.commands.common import DIRECTORY, FILE, LEVELS, RULE_ID, RULE_LEVELS, RULE_NAMES
 
 HELPER = """\
 # msrunwatch's completion for fish (msrunwatch completion fish)
@@ -52,6 +52,15 @@ function __msrunwatch_rule_list --description 'rule ids and categories, after a 
     printf "$before%s\n" RULE_NAMES
 end
 
+function __msrunwatch_rule_level --description 'a rule id or category, then its severity'
+    set -l token (commandline -ct)
+    if string match -q -- '*=*' $token
+        printf (string replace -r -- '=.*' '' $token)'=%s\n' LEVELS
+    else
+        printf '%s=\n' RULE_NAMES
+    end
+end
+
 complete -c msrunwatch -f
 complete -c msrunwatch -n '__msrunwatch_is' -a '(__fish_complete_directories)'
 """
@@ -64,6 +73,7 @@ def script(parser: argparse.ArgumentParser, rule_ids: Sequence[str], names: Sequ
     rules = _subcommands(commands["rules"]) if "rules" in commands else {}
     head = HELPER.replace("COMMANDS", " ".join(commands)).replace("RULES", " ".join(rules))
     head = head.replace("RULE_IDS", " ".join(rule_ids)).replace("RULE_NAMES", " ".join(names))
+    head = head.replace("LEVELS", " ".join(LEVELS))
     lines = [head.rstrip("\n")]
     lines += _command_lines("", parser)
     for name, sub in commands.items():
@@ -115,6 +125,8 @@ def _values(action: argparse.Action) -> str:
         return " -x -a '(__msrunwatch_rule_ids)'"
     if complete is RULE_NAMES:
         return " -x -a '(__msrunwatch_rule_list)'"
+    if complete is RULE_LEVELS:
+        return " -x -a '(__msrunwatch_rule_level)'"
     if complete is DIRECTORY:
         return " -x -a '(__fish_complete_directories)'"
     if complete is FILE:

@@ -39,13 +39,48 @@ exit codes:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with "did you mean" for a mistyped choice (`rules lst`, `--format jsn`)."""
+    """argparse with "did you mean" for a mistyped choice (`rules lst`, `--format jsn`), no
+    option taken by a prefix of its name (`--form` is no `--format`: a prefix that names
+    one option today may name two tomorrow), and a mistyped option named before a missing
+    argument (`msrunwatch --formt`: the option, not the DIR it left out)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        self._given: Sequence[str] = ()
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._given = list(args) if args is not None else []
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
+        if message.startswith("the following arguments are required"):
+            unknown = unknown_options(self._given, self)
+            if unknown:
+                super().error(unrecognized(unknown, self))
         choice = message.partition("invalid choice: '")[2].partition("'")[0]
         options = message.partition("(choose from ")[2].rstrip(")").replace("'", "").split(", ")
         close = close_matches(choice, options, n=1) if choice else []
         super().error(message + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+def unknown_options(given: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """The words before `--` that look like options of none of the parser's: not a known
+    option (`--x=v`: its name), nor a cluster of known short flags (`-qv`), nor a negative
+    number."""
+    known = {s for action in parser._actions for s in action.option_strings}
+    found = []
+    for word in given:
+        if word == "--":
+            break
+        if not word.startswith("-") or word == "-" or word.partition("=")[0] in known:
+            continue
+        if word[:2] in known and not word.startswith("--"):
+            continue
+        if word[1:].replace(".", "", 1).isdigit():
+            continue
+        found.append(word)
+    return found
 
 
 def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
@@ -76,7 +111,28 @@ def unrecognized(extras: Sequence[str], parser: argparse.ArgumentParser) -> str:
         return message
     known = [s for action in parser._actions for s in action.option_strings]
     close = close_matches(option, known, n=1, cutoff=0.75)
-    return message + (f"; did you mean {close[0]!r}?" if close else "")
+    if close:
+        return f"{message}; did you mean {close[0]!r}?"
+    return message + elsewhere(option, parser)
+
+
+def elsewhere(option: str, parser: argparse.ArgumentParser) -> str:
+    """`; did you mean '--format' (an option of triage, check, not of watch)?` when the
+    nearest option is another command's (`msrunwatch --formt` is `watch --formt`)."""
+    here = parser.prog.rpartition(" ")[2]
+    owners: dict[str, list[str]] = {}
+    for action in build()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                for known in (s for a in command._actions for s in a.option_strings):
+                    if name != here:
+                        owners.setdefault(known, []).append(name)
+    close = close_matches(option, list(owners), n=1, cutoff=0.75)
+    if not close:
+        return ""
+    return (
+        f"; did you mean {close[0]!r} (an option of {', '.join(owners[close[0]])}, not of {here})?"
+    )
 
 
 def build(only: str | None = None) -> Parser:

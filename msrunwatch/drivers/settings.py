@@ -259,11 +259,12 @@ def describe(settings: Settings) -> str:
 
 
 def describe_rules(rules: Sequence[Rule], settings: Settings) -> str:
-    """The rules that run, for -v: how many are built in, which came from the user's paths,
-    and what selection and severity changes were applied."""
+    """The rules loaded, for -v: how many are built in, which came from the user's paths,
+    and what selection and severity changes were applied (`check` then says how many of them
+    its targets took: the config rules apply to configs only)."""
     builtin = str(builtin_rules_dir().resolve())
     own = sum(1 for r in rules if str(Path(r.path).resolve()).startswith(builtin))
-    parts = [f"{len(rules)} run ({own} built-in from {builtin}"]
+    parts = [f"{len(rules)} loaded ({own} built-in from {builtin}"]
     if settings.rules:  # even when they hold none: a misplaced directory is seen
         parts[0] += f", {len(rules) - own} from {', '.join(str(p) for p in settings.rules)}"
     parts[0] += ")"

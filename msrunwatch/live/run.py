@@ -194,6 +194,8 @@ class LiveRun:
         self._urgent = True
         self._hung: dict[int, Hang] = {}
         """Ranks the last verdict called stalled: they stay so until their log moves on."""
+        self._horizon = stall_after_s
+        """The longest silence the last verdict's rules compare with (time_horizon)."""
 
     # -- files ------------------------------------------------------------------------
 
@@ -345,8 +347,8 @@ class LiveRun:
         stale = any(t.stale for t in self._files.values())
         if self._previous is None or (self._urgent and not behind):
             return True
-        if not stale and not behind and run_ended(self._previous):
-            return False  # an ended run's verdict changes only with new lines
+        if not stale and not behind and run_ended(self._previous) and self._judged_quiet():
+            return False  # an ended run's verdict changes only with new lines, once quiet
         if since >= JUDGE_S:
             return True
         return not behind and since >= self._judge_gap and stale
@@ -371,6 +373,7 @@ class LiveRun:
         if runs.shown:  # what triage would read to say the same: the run shown
             report = replace(report, log_dirs=tuple(map(runs.log_dir, report.log_dirs)))
         self._hung = held_hangs(report, run)
+        self._horizon = time_horizon(run, self.stall_after_s)
         update = Update(
             report,
             self._changes.new_findings(report),
@@ -385,6 +388,14 @@ class LiveRun:
         self._judge_gap = min((time.perf_counter() - began) / JUDGE_SHARE, JUDGE_S)
         return update
 
+    def _judged_quiet(self) -> bool:
+        """Whether time alone can no longer change the last verdict: when it was made, every
+        followed file had been quiet for longer than any silence the rules compare with
+        (--stall-after, ten of a rank's step cadences). Until then an ended run is judged
+        again as silences grow (cause-not-in-logs waits for every rank to be quiet so long)."""
+        last = self._last_judge
+        return all(t.mtime is None or last - t.mtime > self._horizon for t in self._files.values())
+
     def _silence(self, now: float) -> dict[tuple[str, str], float]:
         return {
             (t.log.log_dir, t.log.rel): max(now - t.mtime, 0.0)
@@ -396,6 +407,13 @@ class LiveRun:
         """Release every file."""
         for tracked in self._files.values():
             tracked.tail.close()
+
+
+def time_horizon(run: RunFacts, stall_after_s: float) -> float:
+    """The longest silence a rule compares with: --stall-after, or ten of the slowest rank's
+    step cadences (a rank is silent only after ten of its steps' time)."""
+    cadences = [f.progress.cadence_s for r in run.ranks for f in r.files if f.progress]
+    return max([stall_after_s, *(10 * c for c in cadences if c is not None)])
 
 
 def held_hangs(report: Report, run: RunFacts) -> dict[int, Hang]:

@@ -60,7 +60,8 @@ class Extractor(GlogLines, PlainLines):
         if self.role in (FileRole.CONSOLE, FileRole.MSRUN):
             self._msrun(text, header, lineno, offset)
         elif header is not None:
-            self._glog(header, text, lineno, offset, around)
+            fields = header["level"], header["pid"], header["ts"], header["msg"]
+            self.glog_line(fields, text, lineno, offset, around)
         else:
             self._unprefixed(text, lineno, offset, around)
         self._last_line = lineno

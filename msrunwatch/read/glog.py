@@ -6,7 +6,6 @@ facts; most are not read at all (see read.scan)."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from msrunwatch.read import patterns as P
@@ -50,19 +49,29 @@ class GlogLines(Records):
         self._kill_all_time: float | None = None
         self._all_ok = False
 
-    def _glog(
-        self, header: re.Match[str], text: str, lineno: int, offset: int, around: Around
+    def glog_line(
+        self,
+        fields: tuple[str, str, str, str],
+        text: str,
+        lineno: int,
+        offset: int,
+        around: Around,
     ) -> None:
-        """A GLOG line of a worker's or the scheduler's log (`header`: GLOG_HEADER's match)."""
+        """A GLOG line of a worker's or the scheduler's log; `fields`: its header's level,
+        pid and time, and its message: GLOG_HEADER's groups (Extractor.line), or for a
+        worker's WARNING/ERROR/CRITICAL line those the scanner read in its block pass
+        (P.CANDIDATE_LINE's `fault`), which is not matched again (issue 22)."""
+        level, pid, ts, msg = fields
         self._traceback.reset()
-        when = self._header(header["ts"], header["pid"], lineno)
+        when = self._header(ts, pid, lineno)
         self._line_time = when or self._line_time
         self._around, self._floor = None, around.start
-        self._message(header["msg"], lineno, when)
-        if header["level"] not in QUIET_LEVELS:  # faults are never logged at INFO
-            if header["level"] in FAULT_LEVELS:
+        self._message(msg, lineno, when)
+        if level not in QUIET_LEVELS:  # faults are never logged at INFO
+            if level in FAULT_LEVELS:
                 self._fault(lineno, text)
-            self._rules(text, lineno, offset, when, True, header["level"])
+            self._rules(text, lineno, offset, when, True, level)
+        self._last_line = lineno
 
     def stage_lines(self, timings: list[StageTiming], start: int) -> None:
         """GLOG INFO lines whose messages are compile stage timings and hold nothing else

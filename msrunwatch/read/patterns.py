@@ -112,9 +112,21 @@ BULK_TEXT = read_side(_BULK)
 
 # Bytes-level scanners: these run over whole blocks, so each has a literal core that
 # CPython's regex engine finds with a fast substring search.
-CANDIDATE_LINE = read_side(rb"\n(?!" + _PASSED_OVER.encode() + rb")[^\n]*")
+_FAULT_HEADER = (
+    rb"(?P<fault>\[(?P<level>WARNING|ERROR|CRITICAL)\] "
+    rb"[A-Za-z_]+\((?P<pid>\d{1,18})(?!\d)(?:[,:][^)\n]*)?\):"
+    rb"(?P<ts>\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{1,3}\.\d{0,3}) "
+    rb"\[[^\]\n]*:\d+\] "
+    rb"(?:[A-Za-z_][A-Za-z0-9_~:<>]*\] )?)"
+)
+"""GLOG_HEADER of a WARNING/ERROR/CRITICAL line, up to its message, as bytes: what the
+scanner's block pass (CANDIDATE_LINE) reads of such a line, so that it is not matched
+again line by line (FileScanner._headers). On an ASCII line it matches where GLOG_HEADER
+does, with the same level, pid, time and message (a test checks it)."""
+CANDIDATE_LINE = read_side(rb"\n(?!" + _PASSED_OVER.encode() + rb")" + _FAULT_HEADER + rb"?[^\n]*")
 """Every line that is not PASSED_OVER: the only lines faults are on. LossMonitor lines
-(BULK_LINE) are among them, and read in bulk (see FileScanner)."""
+(BULK_LINE) are among them, and read in bulk (see FileScanner); the header of a
+WARNING/ERROR/CRITICAL line is read here (group `fault`, see _FAULT_HEADER)."""
 NOT_CANDIDATE = read_side(rb"\n(?:" + _PASSED_OVER.encode() + rb")")
 """The lines CANDIDATE_LINE passes over: where a run of candidate lines ends."""
 BULK_LINE = read_side(rb"\n" + _BULK.encode())

@@ -79,6 +79,9 @@ class FileScanner:
         self._passed: set[int] = set()
         """The LossMonitor lines of the block no rule can fire on, not parsed for progress:
         passed over without being read (see read.lossonly)."""
+        self._headers: dict[int, re.Match[bytes]] = {}
+        """The WARNING/ERROR/CRITICAL lines of the block, by start, with their header as the
+        block pass read it (P.CANDIDATE_LINE's `fault`): not matched again (_read)."""
 
     def feed(self, chunk: bytes) -> None:
         """Consume the next bytes of the file; an incomplete last line waits for more."""
@@ -201,12 +204,15 @@ class FileScanner:
     def _starts(self, buf: bytes, end: int) -> tuple[list[int], list[int], list[Quiet]]:
         """Start offsets (in buf) of the lines worth parsing, in order, of the LossMonitor
         lines among them (read in bulk: see _progress_starts), and the runs of quiet lines
-        (see read.quiet), which need reading only inside a record."""
+        (see read.quiet), which need reading only inside a record; the fault lines' headers
+        go to self._headers."""
+        self._headers.clear()
         if self._all_lines:
             return [m.start() + 1 for m in P.ANY_LINE.finditer(buf, 0, end)], [], []
         starts: list[int] = []
         epochs: list[int] = []
         quiet: list[Quiet] = []
+        headers = self._headers
         is_quiet = self._quiet.quiet if self._quiet.pattern is not None else None
         candidates, bulk = P.CANDIDATE_LINE.finditer, P.BULK_LINE.match
         streak, pos = 0, 0
@@ -215,7 +221,10 @@ class FileScanner:
             for m in candidates(buf, pos, end):
                 newline, stop = m.span()
                 start = newline + 1
-                if bulk(buf, newline):
+                if m.lastindex is not None:  # a fault header: neither progress nor quiet
+                    headers[start] = m
+                    starts.append(start)
+                elif bulk(buf, newline):
                     epochs.append(start)
                 elif is_quiet is not None and is_quiet(buf[start:stop]):
                     if self._add_quiet(quiet, (start, start, 1, stop)):
@@ -435,8 +444,16 @@ class FileScanner:
         raw = buf[start : stop if stop != -1 else end]
         if raw.endswith(b"\r"):
             raw = raw[:-1]
-        text = self._decode(raw)
         offset = self._offset + start - 1
+        header = self._headers.get(start)
+        if header is not None and raw.isascii() and len(raw) <= MAX_LINE:
+            text = raw.decode("ascii")
+            level, pid, ts = header.group("level", "pid", "ts")
+            msg = text[header.end("fault") - start :]
+            fields = level.decode(), pid.decode(), ts.decode(), msg
+            self.extractor.glog_line(fields, text, lineno + 1, offset, Around(buf, start))
+            return
+        text = self._decode(raw)
         if bulk:
             around = Around(buf, start)
             self.extractor.progress_line(text, lineno + 1, around, offset, parse, rules)

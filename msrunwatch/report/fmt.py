@@ -179,7 +179,10 @@ def first_error(r: RankReport) -> str:
 
 
 def time_span(report: Report) -> str:
+    """The log times the report covers: the ranks' logs, and the scheduler's and msrun's
+    lines its findings cite (a new user saw the root cause's time after the range's end)."""
     times = [t for r in report.ranks for t in (r.first_time, r.last_time) if t is not None]
+    times += [o.time for f in report.findings for o in f.occurrences if o.time is not None]
     if not times:
         return ""
     start = iso(min(times)) or ""

@@ -325,6 +325,14 @@ class Headings:
         self._literals: dict[str, tuple[tuple[str, ...], bool] | None] = {
             pattern: required_literals(pattern) for pattern in self._by_pattern
         }
+        needs = list(self._literals.values())
+        self._any: re.Pattern[str] | None = None
+        """One search for every heading's literals, when each has some and none ignores
+        case: a line none of them is in opens nothing (most lines), and is not looked at
+        heading by heading (issue 22)."""
+        if needs and all(n is not None and not n[1] for n in needs):
+            words = sorted({word for n in needs if n is not None for word in n[0]})
+            self._any = re.compile("|".join(re.escape(word) for word in words))
 
     def literals(self) -> set[tuple[str, bool]] | None:
         """Every heading's literals, with whether case is ignored (None: some heading's
@@ -338,7 +346,7 @@ class Headings:
 
     def opened_by(self, line: str) -> frozenset[str]:
         """The ids of the rules whose heading this line matches."""
-        if not self._by_pattern:
+        if not self._by_pattern or (self._any is not None and self._any.search(line) is None):
             return _NONE
         opened: list[str] = []
         for pattern, ids in self._by_pattern.items():

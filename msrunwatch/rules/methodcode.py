@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from types import CodeType
+from types import CodeType, FunctionType, ModuleType
 from typing import Any
 
 from msrunwatch.rules.rulecache import Memo
@@ -35,13 +35,29 @@ def code_of(source: str) -> CodeType:
     return METHODS.get(key, lambda: compile(source, "<string>", "exec", dont_inherit=True))
 
 
-def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
-    """`exec` as `dataclasses` sees it: its source's code from METHODS."""
-    exec(code_of(source) if isinstance(source, str) else source, globals, locals)
+def _exec(source: Any, *args: Any, **kwargs: Any) -> None:
+    """`exec` as `dataclasses` sees it: a source text run with its globals and namespace
+    (`exec(text, globals, ns)`) takes its code from METHODS; any other call is `exec`'s own."""
+    if isinstance(source, str) and len(args) == 2 and not kwargs:
+        exec(code_of(source), *args)
+    else:
+        exec(source, *args, **kwargs)
 
 
-def remember() -> None:
+def remember(module: ModuleType = dataclasses) -> None:
     """From now on, the classes `dataclasses` makes in this process take their methods' code
     from METHODS: `exec` in its namespace (which it calls as `exec(text, globals, ns)` from
-    3.9 to 3.13) is `_exec`."""
-    dataclasses.exec = _exec  # type: ignore[attr-defined]
+    3.9 to 3.13) is `_exec`. Inert on a `dataclasses` that names no `exec` (one that does
+    not compile methods from text): nothing is patched."""
+    if _names_exec(module):
+        module.exec = _exec  # type: ignore[attr-defined]
+
+
+def _names_exec(module: ModuleType) -> bool:
+    """Whether a function or method of the module calls a global `exec` (in its own body,
+    where 3.9 to 3.13 call it)."""
+    functions = [v for v in vars(module).values() if isinstance(v, FunctionType)]
+    for cls in vars(module).values():
+        if isinstance(cls, type) and cls.__module__ == module.__name__:
+            functions.extend(v for v in vars(cls).values() if isinstance(v, FunctionType))
+    return any("exec" in f.__code__.co_names for f in functions)

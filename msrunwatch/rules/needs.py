@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from msrunwatch.core.compat import sre_constants as C
 from msrunwatch.core.compat import sre_parse as _parser
 from msrunwatch.rules.anchored import v1_syntax
+from msrunwatch.rules.rulecache import Memo
 
 MIN_NEED = 3
 """Shortest literal kept as a requirement (shorter ones are in most lines)."""
@@ -39,10 +40,20 @@ meets all of one alternative's."""
 Folded = tuple[Needs, bool]
 """The needs, and whether they are lower-cased (the pattern ignores case)."""
 
+NEEDS = Memo("needs", limit=4096)
+"""The needs by pattern, kept between runs (rules.rulecache): a cold start asks for every
+rule's (read.lossonly), and parsing the 240 patterns with `re`'s parser, written in Python,
+was a third of a cold `check`."""
+
 
 def pattern_needs(pattern: str) -> Folded | None:
     """What every match of the pattern contains, or None when nothing worth a test can be
     told (an alternative with no requirement, a pattern not analysed)."""
+    return NEEDS.get("needs:" + pattern, lambda: worked_out(pattern))
+
+
+def worked_out(pattern: str) -> Folded | None:
+    """pattern_needs, worked out now from `re`'s parse of the pattern."""
     if v1_syntax(pattern) or _FUZZY.search(pattern):
         return None
     try:

@@ -425,6 +425,11 @@ CONFIG = {
     "fsdp": "an FSDP data-parallel mode (--use-torch-fsdp2, --use-custom-fsdp, ...)",
     "optimizer_offload": "--optimizer-cpu-offload",
     "mtp_layers": "--mtp-num-layers",
+    "tokenizer_type": "--tokenizer-type (the tokenizer class Megatron or MindSpeed-LLM builds)",
+    "refused_choices": "list: `--arg value (did you mean ...?)` for each argument whose value is "
+    "outside the fixed choices every known parser version accepts (data/megatron_choices.yaml)",
+    "schedules_method": "--schedules-method (MindSpeed-LLM: dualpipev puts the MTP layers on the "
+    "first stage)",
     "fp8": "--fp8-format",
     # the frameworks' own sizing (issue 20)
     "vocab_divisible_by": "--make-vocab-size-divisible-by (Megatron pads the tokenizer's "

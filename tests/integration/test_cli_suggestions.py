@@ -40,6 +40,59 @@ def test_a_mistyped_option_gets_the_subcommands_usage_and_the_nearest_option(
     assert err.rstrip().endswith(f"did you mean {meant!r}?"), err
 
 
+@pytest.mark.parametrize(
+    ("argv", "usage", "said"),
+    [
+        (["--formt"], "usage: msrunwatch watch", "--formt; did you mean '--format' (an option "),
+        (["--verbos"], "usage: msrunwatch watch", "--verbos; did you mean '--verbose'?"),
+        (["check", "--formt"], "usage: msrunwatch check", "--formt; did you mean '--format'?"),
+        (["watch", "-x"], "usage: msrunwatch watch", "unrecognized arguments: -x\n"),
+    ],
+)
+def test_a_mistyped_option_is_named_before_a_missing_directory(
+    argv: list[str], usage: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`msrunwatch --formt` is `watch --formt` without its DIR: the typo is what was wrong,
+    and the nearest option may be another command's (`--format` is triage's, not watch's)."""
+    code, err = error_of(argv, capsys)
+    assert code == 2 and err.startswith(usage), err
+    assert "required" not in err and said in err, err
+    assert ("not of watch)?" in err) == (argv == ["--formt"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["triage", "--form", "json", str(OOM)],
+        ["check", str(OOM), "--fail", "warning"],
+        ["rules", "list", "--sco", "run"],
+        ["--form", "json"],
+    ],
+)
+def test_no_option_is_taken_by_a_prefix_of_its_name(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse takes `--form` for `--format` unless told not to; a prefix that names one
+    option today may name two tomorrow, and a script that relies on it then breaks."""
+    code, err = error_of(argv, capsys)
+    assert code == 2
+    assert f"unrecognized arguments: {next(a for a in argv if a.startswith('--'))}" in err, err
+
+
+def test_short_flags_together_negative_numbers_and_values_are_no_typos(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """What the missing-argument check must not take for a mistyped option."""
+    from msrunwatch.commands.parser import build, unknown_options
+
+    triage = build("triage")._subparsers._group_actions[0].choices["triage"]  # type: ignore[union-attr]
+    given = ["-qv", "--format=json", "-1.5", "-", "x", "--", "--not-an-option"]
+    assert unknown_options(given, triage) == []
+    assert unknown_options(["-qz", "--formt=json", "-q"], triage) == ["--formt=json"]
+    code, err = error_of(["triage", "-qv"], capsys)
+    assert code == 2 and "the following arguments are required: DIR" in err, err
+
+
 def test_an_option_like_no_other_gets_no_guess(capsys: pytest.CaptureFixture[str]) -> None:
     code, err = error_of(["rules", "list", "--bogus"], capsys)
     assert code == 2 and err.rstrip().endswith("unrecognized arguments: --bogus")
@@ -75,9 +128,12 @@ def test_verbose_names_the_settings_file_and_the_rules(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["check", str(OOM), "-v"]) == 1
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert "msrunwatch: settings: none (no msrunwatch.yaml" in err
     assert "msrunwatch: rules: " in err and " built-in from " in err
+    # the summary's rule count is the one -v says was applied (a new user saw 164 and 242)
+    counted = out.rsplit("(", 1)[1].split()[0]
+    assert f"msrunwatch: rules: {counted} applied (no config among the targets" in err
     (tmp_path / "pyproject.toml").write_text('[tool.msrunwatch]\nignore = ["oom"]\n')
     for argv in (["check", str(OOM)], ["triage", str(OOM)], ["rules", "list"]):
         main([*argv, "-v"])

@@ -27,6 +27,8 @@ ASKED = [
         "msrunwatch triage --select oom-memory-not-enough,loss-n",  # the name after a comma
         ["oom-memory-not-enough,loss-nan-logged", "oom-memory-not-enough,loss-nan-or-inf"],
     ),
+    ("msrunwatch check --severity nan-lo", ["nan-loss="]),  # a name, then its level
+    ("msrunwatch triage --severity nan-loss=w", ["nan-loss=warning"]),
     ("msrunwatch triage --format ", ["json", "markdown", "text"]),
     ("msrunwatch completion ", ["bash", "fish", "tcsh", "zsh"]),
 ]
@@ -68,6 +70,34 @@ def test_bash(typed: str, offered: list[str], tmp_path: Path) -> None:
     )
     got = sorted(line.rstrip("/") for line in done.stdout.split())
     assert got == offered, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("words", "offered"),
+    [
+        ("msrunwatch check --severity nan-loss = w", ["warning"]),
+        ("msrunwatch fixtures --severity oom = ", ["error", "info", "warning"]),
+        ("msrunwatch triage --severity nan-loss =", ["error", "info", "warning"]),
+    ],
+)
+def test_bash_completes_the_level_after_the_equals_sign_it_splits_at(
+    words: str, offered: list[str], tmp_path: Path
+) -> None:
+    """Bash splits `nan-loss=w` into three words (`=` is in COMP_WORDBREAKS) and replaces
+    only the last: the level alone is offered."""
+    path = completion_script("bash", tmp_path)
+    driver = BASH_DRIVER.format(script=path, typed=words)
+    done = subprocess.run(
+        ["bash", "-c", driver], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert sorted(done.stdout.split()) == offered, done.stderr
+
+
+def test_the_levels_completed_are_the_severities() -> None:
+    from msrunwatch.commands.common import LEVELS
+    from msrunwatch.rules.vocab import Severity
+
+    assert sorted(LEVELS) == sorted(s.value for s in Severity)
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")

@@ -42,6 +42,11 @@ FAILED = {
         None,
         "stage 1 is estimated to peak at",
     ),
+    "ms_llama2_13b_tokenizer_typo.sh": (
+        "config-argument-invalid-choice",
+        45,
+        "--tokenizer-type PretrainedFormHF (did you mean PretrainedFromHF?)",
+    ),
 }
 MISSED = {
     # failed upstream, not an error here: what msrunwatch says instead (None: nothing)
@@ -66,6 +71,7 @@ RAN = [
     "mf_qwen_7b_finetune_57gb.yaml",
     "mf_qwen2_5_14b_finetune_8k_57_5gb.yaml",
     "ms_deepseek3_671b_512die_full_recompute.sh",
+    "ms_llama2_13b_tokenizer_fixed.sh",
 ]
 
 

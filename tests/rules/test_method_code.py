@@ -4,15 +4,18 @@ class never gets the code of the one it replaced."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
-from msrunwatch.rules import rulecache
+from msrunwatch.rules import methodcode, rulecache
 from tests.support import ROOT
 
 FINGERPRINTS = r"""
@@ -123,3 +126,74 @@ def test_the_command_line_remembers_only_when_it_runs_a_command(flag: str) -> No
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout
     assert out == ("False\n" if flag == "-V" else "True\n")
+
+
+def _made(name: str) -> type:
+    """A class that uses every method `dataclasses` writes: frozen, ordered, hashed, with
+    defaults, a factory, a field left out of repr and one left out of comparing."""
+
+    @dataclasses.dataclass(frozen=True, order=True)
+    class Made:
+        x: int
+        y: str = "y"
+        tags: tuple[str, ...] = dataclasses.field(default_factory=tuple)
+        secret: str = dataclasses.field(default="s", repr=False)
+        note: str = dataclasses.field(default="", compare=False)
+
+    Made.__qualname__ = Made.__name__ = name
+    return Made
+
+
+def _behaviour(cls: type) -> list[object]:
+    a, b, c = cls(1), cls(1, "y", (), "s", "other note"), cls(2, "z", ("t",), secret="q")
+    frozen = []
+    for act in (lambda: setattr(a, "x", 5), lambda: delattr(a, "y")):
+        try:
+            act()
+        except dataclasses.FrozenInstanceError as exc:
+            frozen.append(str(exc))
+    return [
+        repr(a), repr(c), a == b, a == c, a != c, hash(a) == hash(b), hash(a) == hash(cls(1)),
+        a < c, c >= a, sorted([c, a]) == [a, c], a.tags, c.tags, a.secret, frozen,
+        [f.name for f in dataclasses.fields(cls)], dataclasses.astuple(c),
+        dataclasses.replace(a, x=3) == cls(3), inspect.signature(cls),
+    ]  # fmt: skip
+
+
+def test_a_class_made_from_remembered_code_behaves_as_one_compiled(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """eq, repr, hash, order, frozen, defaults and factories, the signature: the same whether
+    the methods' code was compiled now or read back from the memo's file."""
+    compiled = _behaviour(_made("Made"))
+    monkeypatch.setattr(methodcode, "METHODS", rulecache.Memo("methods", limit=4096))
+    monkeypatch.setattr(dataclasses, "exec", methodcode._exec, raising=False)
+    first = _behaviour(_made("Made"))
+    methodcode.METHODS.save()
+    assert (cache / "methods.bin").is_file()
+    monkeypatch.setattr(methodcode, "METHODS", rulecache.Memo("methods", limit=4096))
+    monkeypatch.setattr(
+        methodcode, "compile", lambda *a, **k: pytest.fail("compiled"), raising=False
+    )
+    remembered = _behaviour(_made("Made"))
+    assert len(methodcode.METHODS._known()) >= 6  # init, repr, eq, order, hash, frozen
+    assert remembered == first == compiled
+    assert compiled[13] == ["cannot assign to field 'x'", "cannot delete field 'y'"]
+
+
+def test_remembering_is_inert_on_a_dataclasses_that_calls_no_exec(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A `dataclasses` that makes methods some other way is left as it is; `exec` called
+    otherwise than `exec(text, globals, ns)` is `exec`'s own call."""
+    other = types.ModuleType("dataclasses")
+    other.make = lambda cls: setattr(cls, "__init__", lambda self: None)  # type: ignore[attr-defined]
+    methodcode.remember(other)
+    assert "exec" not in vars(other)
+    assert methodcode._names_exec(dataclasses)
+    monkeypatch.setattr(methodcode, "code_of", lambda *a: pytest.fail("taken from the memo"))
+    ns: dict[str, object] = {}
+    methodcode._exec(compile("x = 1", "<string>", "exec"), {}, ns)
+    methodcode._exec("y = 2", {}, ns, closure=None)
+    methodcode._exec("z = 3", ns)
+    assert {k: v for k, v in ns.items() if k != "__builtins__"} == {"x": 1, "y": 2, "z": 3}

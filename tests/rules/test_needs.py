@@ -8,9 +8,11 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from msrunwatch.rules import needs as needs_module
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.needs import beyond, may_match, pattern_needs
+from msrunwatch.rules.rulecache import Memo
 from tests.integration.fastpaths import CASE_LINES
 
 RULES = LineMatcher(load_rules()).rules
@@ -100,3 +102,33 @@ def test_a_line_kept_out_is_never_a_match(pieces: list[str], rule: object) -> No
     needs = pattern_needs(pattern)
     if needs is not None and not may_match(needs, line):
         assert rule.match.search(line) is None  # type: ignore[attr-defined]
+
+
+def test_remembered_needs_are_the_needs_worked_out_now(
+    cache: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The needs kept between runs (needs.NEEDS) are, read back from the file, what the
+    pattern's parse gives now, for every built-in rule and a pattern with no needs; the
+    second run parses nothing."""
+    patterns = [rule.pattern or "" for rule in RULES] + [r"\d+", "ſtop (?|a|b)"]
+    monkeypatch.setattr(needs_module, "NEEDS", Memo("needs", limit=4096))
+    first = [pattern_needs(p) for p in patterns]
+    needs_module.NEEDS.save()
+    monkeypatch.setattr(needs_module, "NEEDS", Memo("needs", limit=4096))
+    with monkeypatch.context() as m:
+        m.setattr(needs_module, "worked_out", lambda p: pytest.fail(f"parsed again: {p}"))
+        again = [pattern_needs(p) for p in patterns]
+    assert again == first == [needs_module.worked_out(p) for p in patterns]
+    assert sum(n is not None for n in again) > 100
+    assert None in again
+
+
+def test_an_edited_pattern_gets_its_own_needs(
+    cache: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(needs_module, "NEEDS", Memo("needs", limit=4096))
+    assert pattern_needs("loss is (?:nan|inf)") == (((("loss is ",), ("nan", "inf")),), False)
+    needs_module.NEEDS.save()
+    monkeypatch.setattr(needs_module, "NEEDS", Memo("needs", limit=4096))
+    assert pattern_needs("loss is (?:nan|inf)x") == (((("loss is ",), ("nan", "inf")),), False)
+    assert pattern_needs("loss is (?:nan|Inf)") == (((("loss is ",), ("nan", "Inf")),), False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from msrunwatch.judge.config.choices import refused_choices
 from msrunwatch.judge.config.memory import FRAGMENTATION, estimate
 from msrunwatch.judge.config.memory.budget import Degrees, usable
 from msrunwatch.judge.config.memory.notes import Notes
@@ -190,6 +191,7 @@ def derive(
     env.update(_usable(config, env))
     env.update(_documented_limit(env["device_memory_mb"]))
     env["swap_recompute_conflicts"] = swap_recompute_conflicts(env)
+    env["refused_choices"] = refused_choices(env, unresolved)
     if not any(name in unresolved for name in (*DEGREES, "world", "mbs", "seq_length")):
         env.update(_estimated(config, world))
     else:  # an estimate on guessed degrees would be wrong: say nothing about memory

@@ -46,6 +46,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--padded-vocab-size": ("vocab_size", INT),
     "--make-vocab-size-divisible-by": ("vocab_divisible_by", INT),
     "--tokenizer-name-or-path": ("tokenizer", STR),
+    "--tokenizer-type": ("tokenizer_type", STR),
     "--tokenizer-model": ("tokenizer_model", STR),
     "--vocab-file": ("tokenizer_vocab_file", STR),
     "--num-experts": ("num_experts", INT),
@@ -121,6 +122,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--use-megatron-fsdp": ("fsdp", TRUE),
     "--optimizer-cpu-offload": ("optimizer_offload", TRUE),
     "--mtp-num-layers": ("mtp_layers", INT),
+    "--schedules-method": ("schedules_method", STR),
     "--fp8-format": ("fp8", STR),
     # DeepSpeed behind Megatron-DeepSpeed
     "--deepspeed": ("deepspeed", TRUE),

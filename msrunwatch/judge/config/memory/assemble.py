@@ -7,8 +7,9 @@ from dataclasses import replace
 from msrunwatch.judge.config.memory.budget import Degrees, usable
 from msrunwatch.judge.config.memory.features import Features, features
 from msrunwatch.judge.config.memory.inputs import Inputs, read_inputs
-from msrunwatch.judge.config.memory.layout import per_stage, recompute_plan, split_layers
+from msrunwatch.judge.config.memory.layout import per_stage, recompute_plan, split_with_mtp
 from msrunwatch.judge.config.memory.moe import MoE
+from msrunwatch.judge.config.memory.mtp import MTP_SHORT
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.judge.config.memory.oppatterns import as_patterns, op_freed
 from msrunwatch.judge.config.memory.result import (
@@ -42,7 +43,8 @@ def estimate(config: TrainingConfig) -> Estimate:
     if feats.job in ("predict", "eval"):
         notes.merge(budget_notes)
         return _empty(config, inp, notes, budget_mib, source, feats)
-    layers = split_layers(config, inp, notes)
+    split = split_with_mtp(config, inp, notes)
+    layers, mtp = split if split is not None else (None, ())
     plan = recompute_plan(config, layers, notes) if layers else None
     lora = feats.lora is not None
     qlora = feats.lora is not None and feats.lora.quantized
@@ -50,6 +52,9 @@ def estimate(config: TrainingConfig) -> Estimate:
     terms = layer_terms(inp, notes)
     ctx = Context(inp, layers, terms, held, plan, budget_mib, feats)
     ctx = replace(ctx, op_freed=_op_patterns(config, ctx, notes), mask=_mask(config, inp, notes))
+    if any(mtp):
+        ctx = replace(ctx, mtp=mtp)
+        _mtp_note(mtp, terms, notes)
     if not feats.gaps:
         ctx = replace(ctx, swap=swap_attention(config, plan, layers, notes))
     if ctx.swap is not None and terms is not None:
@@ -67,6 +72,26 @@ def estimate(config: TrainingConfig) -> Estimate:
         stages = _over_the_range(stages, ctx, Notes())
     notes.merge(budget_notes)  # last: the budget's notes concern no stage
     return _assemble(config, notes, source, stages, ctx)
+
+
+def _mtp_note(mtp: tuple[int, ...], terms: LayerTerms | None, notes: Notes) -> None:
+    """Where the MTP layers sit, what they are counted as, and the range their activations
+    sit in: kept whole, as MindSpeed-LLM runs them outside the decoder's recompute (the
+    figures), down to one checkpoint each were they recomputed as decoder layers are."""
+    where = ", ".join(f"stage {i}: {n}" for i, n in enumerate(mtp) if n)
+    kept = ""
+    if terms is not None:
+        kept = (
+            f"; each keeps {terms.layer_mib:,.1f} MiB per micro-batch as a dense layer"
+            + (f" ({terms.moe_layer_mib:,.1f} as a MoE layer)" if terms.moe_layer_mib else "")
+            + f", {terms.checkpoint_mib:,.1f} were it recomputed"
+        )
+    notes.assume(
+        f"multi-token prediction layers ({where}): a transformer layer of the model's kind "
+        "kept whole (not recomputed), enorm, hnorm, eh_proj (2h x h / tp), a final norm, "
+        f"an embedding copy unless on the first stage, cross-entropy x{1 + sum(mtp)} "
+        f"on the last stage{kept} ({MTP_SHORT})"
+    )
 
 
 def _tp_2d_range_note(inp: Inputs, terms: LayerTerms, notes: Notes) -> None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from msrunwatch.core.compat import zip_strict
 from msrunwatch.judge.config.memory.inputs import Inputs, count
+from msrunwatch.judge.config.memory.mtp import modelled
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.read.config.model import TrainingConfig
 
@@ -46,6 +47,28 @@ def split_layers(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> tuple[int, .
         )
         return counts
     return _without_noop(counts, noop, inp, notes) if noop else counts
+
+
+def split_with_mtp(
+    cfg: TrainingConfig, inp: Inputs, notes: Notes
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(decoder layers per stage, MTP layers per stage). Megatron and MindSpeed-LLM build the
+    MTP layers on the last stage; MindFormers places num_layers + mtp_depth layers by offset,
+    the MTP layers being the last (memory/mtp.py)."""
+    extra = modelled(cfg)
+    if not extra or inp.layers is None or inp.framework != "mindformers":
+        main = split_layers(cfg, inp, notes)
+        if main is None:
+            return None
+        return main, tuple(extra if i == len(main) - 1 else 0 for i in range(len(main)))
+    total = replace(inp, layers=inp.layers + extra)
+    counts = split_layers(cfg, total, notes)
+    if counts is None:
+        return None
+    mtp = [0] * len(counts)
+    for index in range(inp.layers, inp.layers + extra):
+        mtp[_stage_of(index, counts, total)] += 1
+    return tuple(max(0, c - m) for c, m in zip_strict(counts, mtp)), tuple(mtp)
 
 
 def noop_layers(cfg: TrainingConfig) -> tuple[int, ...] | None:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 from msrunwatch.judge.config.memory.features import Features
 from msrunwatch.judge.config.memory.inputs import Inputs
 from msrunwatch.judge.config.memory.layout import Plan, in_flight
+from msrunwatch.judge.config.memory.mtp import fuser_bytes, fuser_params
+from msrunwatch.judge.config.memory.mtp import moe_layers as moe_layers_of_mtp
 from msrunwatch.judge.config.memory.result import (
     FRAGMENTATION,
     MIB,
@@ -44,6 +46,8 @@ class Context:
     """MindFormers' uncompressed attention mask: (MiB per micro-batch kept, MiB held once)."""
     swap: SwapAttention | None = None
     """MindSpeed --swap-attention: what leaves the device (memory/swap.py)."""
+    mtp: tuple[int, ...] = ()
+    """Multi-token prediction layers on each stage (memory/mtp.py); empty without them."""
 
 
 def stage(i: int, ctx: Context) -> StageEstimate:
@@ -51,18 +55,25 @@ def stage(i: int, ctx: Context) -> StageEstimate:
     inp = ctx.inp
     layers = ctx.layers[i] if ctx.layers else None
     first, last = i == 0, i == inp.pp - 1
-    embed = embedding_params(inp) if first else 0
+    mtp = ctx.mtp[i] if ctx.mtp else 0
+    mtp_moe = moe_layers_of_mtp(inp, mtp)
+    embed = embedding_params(inp) if first or mtp else 0  # the MTP stage builds its own
     head = head_params(inp) if last else 0
     moe_layers = _moe_layers(i, ctx)
-    params, experts = _stage_params(layers, moe_layers, inp, embed, head)
-    weights, grads_opt = _states_mib(layers, moe_layers, params, ctx)
+    every = None if layers is None else layers + mtp
+    params, experts = _stage_params(every, moe_layers + mtp_moe, inp, embed, head)
+    params = _with_fusers(params, mtp, inp)
+    weights, grads_opt = _states_mib(every, moe_layers + mtp_moe, params, ctx)
     weights, grads_opt = _with_experts(weights, grads_opt, experts, ctx)
-    if params is not None and layers is not None:
-        params += layers * adapter_params(inp, ctx.features.lora) + (experts or 0)
+    if params is not None and every is not None:
+        params += every * adapter_params(inp, ctx.features.lora) + (experts or 0)
     flight = in_flight(i, inp) if layers is not None else None
     act, recompute = _activations(i, layers, flight, ctx, _mixed(ctx.terms, layers, moe_layers))
+    act = _with_mtp_activations(act, flight, mtp, mtp_moe, ctx)
     backward = ctx.terms.backward_mib if ctx.terms else None
     ce = (ctx.terms.cross_entropy_mib if ctx.terms else None) if last else 0.0
+    if ce is not None and ctx.mtp:  # each MTP layer's logits and loss beside the main one
+        ce *= 1 + sum(ctx.mtp)
     used, actual = _totals((weights, grads_opt, act, recompute, backward, ce))
     floor = _floor(weights, grads_opt, ctx)
     return StageEstimate(
@@ -86,6 +97,28 @@ def stage(i: int, ctx: Context) -> StageEstimate:
         verdict=_verdict(actual, floor, ctx),
         floor_actual_mib=floor,
     )
+
+
+def _with_fusers(params: int | None, mtp: int, inp: Inputs) -> int | None:
+    """Add each MTP layer's norms and eh_proj (memory/mtp.py)."""
+    if params is None or not mtp:
+        return params
+    fuser = fuser_params(inp)
+    return None if fuser is None else params + mtp * fuser
+
+
+def _with_mtp_activations(
+    act: float | None, flight: float | None, mtp: int, mtp_moe: int, ctx: Context
+) -> float | None:
+    """Add what the stage's MTP layers keep per micro-batch in flight: each a whole layer of
+    its kind (not recomputed) and its fuser's inputs (memory/mtp.py)."""
+    t, inp = ctx.terms, ctx.inp
+    if act is None or flight is None or not mtp or t is None:
+        return act
+    moe = t.moe_layer_mib if mtp_moe and t.moe_layer_mib is not None else t.layer_mib
+    tokens = (inp.seq or 0) / inp.cp * (inp.mbs or 0)
+    kept = (mtp - mtp_moe) * t.layer_mib + mtp_moe * moe + mtp * tokens * fuser_bytes(inp) / MIB
+    return act + flight * kept
 
 
 def _moe_layers(i: int, ctx: Context) -> int:
