@@ -19,15 +19,13 @@ from dataclasses import replace
 from msrunwatch.judge.conditions import Synthetic
 from msrunwatch.judge.model import RootCause, Status
 from msrunwatch.judge.sightings import Sighting
-from msrunwatch.judge.statuses import first_lost
+from msrunwatch.judge.sweep import TIE_SECONDS, Clocks, first_lost, spoke_up, uncertainty
 from msrunwatch.read.cluster import Group
+from msrunwatch.read.runstate import RunFacts
 from msrunwatch.rules.matcher import capture_value
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import rank_ranges
 from msrunwatch.rules.vocab import Blame, Role, Severity
-
-TIE_SECONDS = 0.001
-"""Faults closer than this in time are simultaneous: all their ranks are named."""
 
 
 def _cause(first: Sighting, ranks: Sequence[int], reason: str) -> RootCause:
@@ -64,22 +62,14 @@ def _is_cause(s: Sighting) -> bool:
     return (s.own and s.rank is not None) or (not s.own and s.rank is None)
 
 
-Clocks = Mapping[tuple[str, str], tuple[str, float, bool]]
-
-
 def order_unknown(a: Sighting, b: Sighting, clocks: Clocks | None) -> float | None:
     """Seconds within which the order of two sightings on different clocks is not known
-    (None: one clock, or no clocks: their times compare as they are). Two measured
-    offsets add their errors; two unmeasured clocks differ by the declared tolerance."""
-    if not clocks:
-        return None
-    first = clocks.get((a.occurrence.log_dir or "", a.occurrence.file or ""))
-    second = clocks.get((b.occurrence.log_dir or "", b.occurrence.file or ""))
-    if first is None or second is None or first[0] == second[0]:
-        return None
-    if not first[2] and not second[2]:
-        return max(first[1], second[1])
-    return first[1] + second[1]
+    (None: one clock, or no clocks: their times compare as they are)."""
+    return uncertainty(_file(a), _file(b), clocks)
+
+
+def _file(s: Sighting) -> tuple[str, str]:
+    return (s.occurrence.log_dir or "", s.occurrence.file or "")
 
 
 def _ties(
@@ -144,14 +134,6 @@ def from_causes(found: Sequence[Sighting], clocks: Clocks | None = None) -> Root
             f"uncertainty (±{within * 1000:,.0f} ms): their order is not known"
         )
     return _cause(first, [*ranks, *tied], reason)
-
-
-def spoke_up(found: Sequence[Sighting]) -> set[int]:
-    """Ranks that logged an error of their own: alive enough to complain, so not the one
-    that went silent."""
-    return {
-        s.rank for s in found if s.own and s.rank is not None and s.rule.severity is Severity.ERROR
-    }
 
 
 Groups = Mapping[int, Mapping[str, Group]]
@@ -229,17 +211,23 @@ def _lowered(title: str) -> str:
     return f"{title[:1].lower()}{title[1:]}"
 
 
-def fallback(found: Sequence[Sighting], extra: Sequence[Synthetic]) -> RootCause | None:
+def fallback(
+    found: Sequence[Sighting],
+    extra: Sequence[Synthetic],
+    run: RunFacts | None = None,
+    clocks: Clocks | None = None,
+) -> RootCause | None:
     """No rank logged a fault of its own: a run-level cause, the scheduler's word (unless
-    the rank it names logged its own timeouts: then it waited too, and is no cause), the
+    the rank it names logged its own timeouts: then it waited too, and is no cause; and,
+    given the run's facts, unless it lost others in the same sweep: judge.sweep), the
     earliest error."""
     for syn in extra:
         if syn.rule.role is Role.CAUSE and syn.rule.severity is Severity.ERROR:
             return run_level(syn.rule, syn.ranks, syn.message, _unprompted(syn.rule))
-    named = first_lost(found)
-    if named is not None and named[1] not in spoke_up(found):
-        sight, rank = named
-        return _cause(sight, [rank], _unprompted(sight.rule))
+    lost = first_lost(found, run, clocks)
+    if lost is not None and not set(lost.ranks) & spoke_up(found):
+        reason = _unprompted(lost.sighting.rule)
+        return _cause(lost.sighting, lost.ranks, f"{reason}; {lost.why}" if lost.why else reason)
     errors = [s for s in found if s.rule.severity is Severity.ERROR]
     if not errors:
         return None

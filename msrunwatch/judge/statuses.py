@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from msrunwatch.judge.model import Status
 from msrunwatch.judge.sightings import Sighting
+from msrunwatch.judge.sweep import Clocks, first_lost, ranks_lost_first
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.vocab import Effect, Role
 
@@ -32,23 +33,13 @@ def own_sightings(found: Sequence[Sighting]) -> dict[int, list[Sighting]]:
     return own
 
 
-def first_lost(found: Sequence[Sighting]) -> tuple[Sighting, int] | None:
-    """The scheduler's own verdict: the rank it names the first it lost."""
-    for s in found:
-        if not s.own and s.rank is not None and s.rule.effect is Effect.LOSE_FIRST:
-            return s, s.rank
-    return None
-
-
-def _lost(found: Sequence[Sighting]) -> tuple[set[int], int | None]:
-    """Ranks the scheduler lost, and the one it names first."""
-    lost = {
+def _lost(found: Sequence[Sighting]) -> set[int]:
+    """Ranks the scheduler lost (its first included)."""
+    return {
         s.rank
         for s in found
         if not s.own and s.rank is not None and s.rule.effect in (Effect.LOSE, Effect.LOSE_FIRST)
     }
-    named = first_lost(found)
-    return lost, (named[1] if named else None)
 
 
 def _failed(own: Mapping[int, list[Sighting]], run: RunFacts, lost: set[int]) -> bool:
@@ -132,14 +123,15 @@ def rank_status(
     own: Sequence[Sighting],
     run: RunFacts,
     run_failed: bool,
-    lost_first: bool = False,
+    lost_first: str = "",
     writing: bool = False,
     live: bool = False,
     opened: bool = False,
 ) -> tuple[Status, str]:
     """Status and a short reason, strongest evidence first.
 
-    lost_first: the scheduler lost this rank before any other (and its log says nothing).
+    lost_first: why this rank is taken as the first the scheduler lost (judge.sweep), when
+    it is (and its log says nothing).
     writing: the live view saw its log grow just now, so it has not been killed (yet).
     live: the run is being watched (a quiet rank may still be alive).
     opened: live, its log appeared or grew less than --stall-after ago (see `_empty`).
@@ -152,10 +144,7 @@ def rank_status(
     if rank.rank in run.unregistered or run.all_workers_ok:
         return Status.FINISHED, "the scheduler saw it leave normally"
     if lost_first:
-        return (
-            Status.FAILED,
-            "the scheduler lost it first; its log shows no fault (a crash or kill)",
-        )
+        return Status.FAILED, f"{lost_first}; its log shows no fault (a crash or kill)"
     if run_failed and rank.lines and not writing:
         return _stopped(rank, run, live)
     return _empty(rank, run_failed, opened) or (phase(rank), "")
@@ -176,12 +165,14 @@ def rank_statuses(
     found: Sequence[Sighting],
     silences: Mapping[int, float] | None,
     stall_after_s: float,
+    clocks: Clocks | None = None,
 ) -> Statuses:
     """Every rank's status; `silences` (live view) tells which ranks are still writing, and
     which were heard of less than `stall_after_s` ago."""
-    lost, first = _lost(found)
-    failed = _failed(own, run, lost | ({first} if first is not None else set()))
+    lost = first_lost(found, run, clocks)
+    failed = _failed(own, run, _lost(found) | set(lost.ranks if lost else ()))
     quiet = {r for r, sights in own.items() if sights}
+    first = ranks_lost_first(lost, quiet)
     writing = {r for r, s in (silences or {}).items() if s < WRITING_S}
     opened = {r for r, s in (silences or {}).items() if s < stall_after_s}
     result = {
@@ -190,7 +181,7 @@ def rank_statuses(
             own.get(r.rank, []),
             run,
             failed,
-            lost_first=r.rank == first and r.rank not in quiet,
+            lost_first=first.get(r.rank, ""),
             writing=r.rank in writing,
             live=silences is not None,
             opened=r.rank in opened,

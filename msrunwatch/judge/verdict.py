@@ -34,6 +34,7 @@ from msrunwatch.judge.statuses import (
     with_named,
     with_rank_effects,
 )
+from msrunwatch.judge.sweep import spoke_up
 from msrunwatch.read.cluster import Group
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.expr import Expr
@@ -242,7 +243,9 @@ def judge(
     by_id = {r.id: r for r in rules}
     found = sightings(run, by_id)
     silences = rank_silences(run, ctx)
-    statuses = rank_statuses(run, own_sightings(found), found, silences, ctx.stall_after_s)
+    statuses = rank_statuses(
+        run, own_sightings(found), found, silences, ctx.stall_after_s, ctx.clocks
+    )
     plain = {r: s for r, (s, _) in statuses.items()}
     seen = LineEvidence.of(run, found)
     ranked = rank_sightings(rules, run, plain, ctx, seen)
@@ -257,7 +260,7 @@ def judge(
 
     def whole(cause: RootCause | None) -> RootCause | None:
         exits = {n: r.exit_code for n in statuses if (r := run.rank(n)) is not None}
-        return lost_node(cause, host_of, plain, rootcause.spoke_up(found), exits, ctx.blind)
+        return lost_node(cause, host_of, plain, spoke_up(found), exits, ctx.blind)
 
     cause = rootcause.from_causes(found, ctx.clocks)
     by_peer = None if cause else rootcause.from_peers(found, plain, world, ctx.blind, _groups(run))
@@ -267,9 +270,11 @@ def judge(
     state = _run_state(run, plain, found, cause, silences, ctx.blind, over, halted)
     env = _run_env(state, figures)
     extra = run_findings(rules, run, env)
-    if cause is None and (cause := whole(rootcause.fallback(found, extra))) is not None:
-        state = _run_state(run, plain, found, cause, silences, ctx.blind, over, halted)
-        extra = _told_again(extra, run_findings(rules, run, _run_env(state, figures)))
+    if cause is None:
+        cause = whole(rootcause.fallback(found, extra, run, ctx.clocks))
+        if cause is not None:
+            state = _run_state(run, plain, found, cause, silences, ctx.blind, over, halted)
+            extra = _told_again(extra, run_findings(rules, run, _run_env(state, figures)))
     # a node lost whole (lostnode widened the cause) crashed or was killed: its ranks did not hang
     named_peer = by_peer if by_peer is not None and cause == by_peer else None
     peer = (named_peer, by_id[named_peer.rule]) if named_peer and named_peer.rule in by_id else None

@@ -80,7 +80,11 @@ def search_tables(rules: Sequence[Rule]) -> list[str]:
         search = using[0].lookup.search if using[0].lookup else None
         names = ", ".join(f"`{r.id}`" for r in using)
         out += [f"\n## Second-stage classification: `{table}`\n"]
-        out += [f"Read by {names}, entries in the order they are tried (the first found wins).\n"]
+        out += [
+            f"Read by {names}, entries in the order they are tried (the first found wins), "
+            "in the value as written and without its sentence stops (a full stop no letter "
+            "or digit follows ends a sentence, not a code).\n"
+        ]
         out += ["| classified from | category | source |", "|---|---|---|"]
         for row in search.rows if search else ():
             out.append(

@@ -1,8 +1,14 @@
-"""Search tables: the second stage of classification. A fallback rule (a generic Python
+r"""Search tables: the second stage of classification. A fallback rule (a generic Python
 exception, an ERROR line no rule knows) reads a table of what such a line may carry: a
 CANN/ACL return code, an exception class, an errno name, number or text, a key phrase. The
 first entry whose pattern is found in the rule's key capture gives the finding its category
 (and title, hint) and names what the line was classified from; the message keeps the line.
+
+A value is searched as written and, when it has any, without its sentence stops: a full stop
+that no letter or digit follows ends a sentence and is not part of the code or word before it
+("runtime result = 207000." carries 207000, as "207000.[FUNC:...]" does), while one that a
+letter or digit follows continues it (207000.5, libfoo.so). So an entry's pattern may bound a
+code with `(?![\w.])` and still find it at the end of a sentence.
 
 A table is YAML beside the rule (`<name>.table.yaml`): `entries`, in the order they are
 tried, each with `match` (a regex, searched), `category`, `classified_from`, `source` (where
@@ -31,6 +37,15 @@ MAX_BYTES = 1 << 20
 MAX_ENTRIES = 10_000
 
 Entry = tuple["regex.Pattern[str]", Mapping[str, str]]
+
+_SENTENCE_STOP = regex.compile(r"\.(?!\w)")
+
+
+def readings(value: str) -> tuple[str, ...]:
+    """The texts a value is searched in: as written and, when it has sentence stops (a full
+    stop no letter or digit follows), without them; a stop ends a sentence, not a code."""
+    bare = _SENTENCE_STOP.sub("", value)
+    return (value,) if bare == value else (value, bare)
 
 
 @dataclass(frozen=True)
@@ -77,12 +92,13 @@ class SearchTable:
         return tuple((self._entry(i), row) for i, row in enumerate(self.rows))
 
     def first_found(self, value: str) -> Mapping[str, str] | None:
-        """The row of the first entry whose pattern is found in value (an entry whose
-        literals value lacks is not compiled, nor searched)."""
-        lowered = value.lower()
+        """The row of the first entry whose pattern is found in one of value's readings (an
+        entry whose literals a reading lacks is not compiled, nor searched in it)."""
+        texts = [(text, text.lower()) for text in readings(value)]
         for index, row in enumerate(self.rows):
-            if self._may_hold(index, value, lowered) and self._entry(index).search(value):
-                return row
+            for text, lowered in texts:
+                if self._may_hold(index, text, lowered) and self._entry(index).search(text):
+                    return row
         return None
 
     @property

@@ -39,6 +39,7 @@ def rank(
     finished_line: int | None = None,
     exit_code: int | None = None,
     first_time: float | None = 0.0,
+    last_time: float | None = None,
 ) -> RankFacts:
     facts = FileFacts(
         path=f"worker_{number}.log",
@@ -47,6 +48,7 @@ def rank(
         lines=lines,
         rank_from_name=number,
         first_time=first_time,
+        last_time=last_time,
         finished_line=finished_line,
     )
     return RankFacts(number, (facts,), exit_code=exit_code)

@@ -68,7 +68,7 @@ ROWS = [
         Status.TIMED_OUT,
     ),
     ("ended normally", [], {"finished_line": 9}, False, False, False, Status.FINISHED),
-    ("lost first by the scheduler", [], {}, True, True, False, Status.FAILED),
+    ("lost first by the scheduler", [], {}, True, "lost first", False, Status.FAILED),
     ("quiet after another failed", [], {}, True, False, False, Status.KILLED),
     ("still writing after another failed", [], {}, True, False, True, Status.STARTING),
     (

@@ -21,6 +21,7 @@ from msrunwatch.rules import loader, prefilter, rulecache
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.loader import builtin_rules_dir, load_rules
 from msrunwatch.rules.model import Rule
+from msrunwatch.rules.searchtable import readings
 from tests.integration.fastpaths import CASE_LINES
 from tests.rules.test_rule_loader import GOOD as USER_RULE
 from tests.support import FIXTURES
@@ -351,9 +352,16 @@ def test_a_search_table_compiles_only_the_entries_it_tries() -> None:
 
 
 def naive_rows(table: Any, values: list[str]) -> list[Any]:
-    """For each value, the first row whose pattern (every one compiled here) is found in it."""
+    """For each value, the first row whose pattern (every one compiled here) is found in one of
+    its readings (as written, without its sentence stops)."""
     compiled = [regex.compile(p, regex.VERSION1) for p in table.patterns]
-    return [next((r for p, r in zip(compiled, table.rows) if p.search(v)), None) for v in values]
+    return [
+        next(
+            (r for p, r in zip(compiled, table.rows) if any(map(p.search, readings(v)))),
+            None,
+        )
+        for v in values
+    ]
 
 
 SEARCH_TABLES = [r.lookup.search for r in load_rules() if r.lookup and r.lookup.search]

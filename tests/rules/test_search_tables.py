@@ -10,7 +10,7 @@ import yaml
 
 from msrunwatch.core.errors import RuleError
 from msrunwatch.rules.loader import builtin_rules_dir, load_rules
-from msrunwatch.rules.searchtable import TABLE_SUFFIX, load_search_table
+from msrunwatch.rules.searchtable import TABLE_SUFFIX, load_search_table, readings
 
 RULES = {r.id: r for r in load_rules()}
 SEARCHING = [r for r in RULES.values() if r.lookup is not None and r.lookup.search]
@@ -47,6 +47,39 @@ def test_first_entry_found_wins() -> None:
     row = table.first_found("PermissionError: [Errno 13] Permission denied: 'x'")
     assert row is not None and row["classified_from"].startswith("exception class PermissionError")
     assert table.first_found("ValueError: bad value") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("runtime result = 207000.", ("runtime result = 207000.", "runtime result = 207000")),
+        ("= 207000.[FUNC:x]", ("= 207000.[FUNC:x]", "= 207000[FUNC:x]")),
+        ("code 507035. Check it...", ("code 507035. Check it...", "code 507035 Check it")),
+        ("version 507011.2 in libfoo.so", ("version 507011.2 in libfoo.so",)),
+        ("no stop at all", ("no stop at all",)),
+    ],
+)
+def test_a_value_is_read_without_its_sentence_stops(value: str, expected: tuple[str, ...]) -> None:
+    assert readings(value) == expected
+
+
+def test_a_code_bounded_by_its_pattern_is_found_before_a_sentence_stop(tmp_path: Path) -> None:
+    """A user's table bounds a code as the built-in one does; a stop that ends a sentence does
+    not hide it, one that continues a number does, and an entry that reads the stop itself
+    still finds it."""
+    path = tmp_path / f"t{TABLE_SUFFIX}"
+    path.write_text(
+        "entries:\n"
+        "  - {match: '(?<![\\w.])4242(?![\\w.])', category: io-error, classified_from: c, source: s}\n"
+        "  - {match: 'done\\.$', category: io-error, classified_from: d, source: s}\n",
+        encoding="utf-8",
+    )
+    table = load_search_table(path, "r")
+    assert [table.first_found(v) for v in ("x = 4242.", "4242. next", "4242.[F")] == [
+        table.rows[0]
+    ] * 3
+    assert table.first_found("4242.5") is None and table.first_found("v.4242") is None
+    assert table.first_found("all done.") is table.rows[1]
 
 
 @pytest.mark.parametrize(
