@@ -95,8 +95,7 @@ def stopped(
         if status not in STOPPABLE:
             continue
         last, position = rank.last_time, _position(rank)
-        behind = furthest is not None and position is not None and position < furthest
-        if behind and furthest is not None and position is not None:
+        if furthest is not None and position is not None and position < furthest:
             result[rank.rank] = (Status.STOPPED, _behind_reason(position, furthest, over))
         elif last_end is not None and last is not None and last >= last_end - window_s:
             result[rank.rank] = (Status.FINISHED, ENDED_WITH_OTHERS)
@@ -108,7 +107,7 @@ def stopped(
 def _position(rank: RankFacts) -> tuple[int, int] | None:
     """Where the rank's training got to, as (epoch, step), by its last progress line; None
     when it logged none (many scripts log progress on one rank only)."""
-    progress = next((f.progress for f in rank.files if f.progress), None)
+    progress = rank.progress
     return None if progress is None else (progress.epoch or 0, progress.step)
 
 

@@ -93,7 +93,7 @@ def _rank_state(
     rank: RankFacts, status: Status, ctx: Context, seen: LineEvidence = NO_EVIDENCE
 ) -> RankState:
     memory = next((f.memory for f in rank.files if f.memory), None)
-    progress = next((f.progress for f in rank.files if f.progress), None)
+    progress = rank.progress
     c = rank.primary.compile
     used = memory.used_mb if memory else None
     estimate = ctx.estimate(rank.rank)
@@ -226,7 +226,7 @@ def rank_envs(
 def _evidence(rank: RankFacts, kind: str) -> tuple[int | None, float | None, str]:
     """(line, time, text) of the line a rank-scope finding points at."""
     memory = next((f.memory for f in rank.files if f.memory), None)
-    progress = next((f.progress for f in rank.files if f.progress), None)
+    progress = rank.progress
     if kind == "memory" and memory is not None:
         return memory.line, memory.time, "memory summary"
     if kind == "progress" and progress is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from msrunwatch.read.facts import FileFacts, FileRole, Hit, Registration, WorkerExit
+from msrunwatch.read.facts import FileFacts, FileRole, Hit, Progress, Registration, WorkerExit
 
 MAX_RANKS = 1 << 20
 """More ranks than any job has (a million cards): a larger expected count is not believed."""
@@ -51,6 +51,11 @@ class RankFacts:
     @property
     def lines(self) -> int:
         return sum(f.lines for f in self.files)
+
+    @property
+    def progress(self) -> Progress | None:
+        """Its training progress: that of the first of its files that logged any."""
+        return next((f.progress for f in self.files if f.progress), None)
 
     @property
     def finished_line(self) -> int | None:
