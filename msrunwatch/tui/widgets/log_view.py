@@ -57,8 +57,8 @@ class LogView(ScrollView, can_focus=True):
         & > .log-view--cursor {
             background: $block-cursor-blurred-background; color: auto 100%;
         }
-        &:focus > .log-view--cursor {
-            background: $block-cursor-background; color: auto 100%;
+        &:focus > .log-view--cursor {  /* AA in 256 colours too, as in the rank table */
+            background: $primary-darken-1; color: auto 100%;
         }
         & > .log-view--error { color: $text-error; }
         & > .log-view--warning { color: $text-warning; }

@@ -55,7 +55,9 @@ class RankTable(ScrollView, can_focus=True):
         height: auto;
         background: $surface;
         & > .rank-table--header { text-style: bold; background: $panel; color: $foreground; }
-        & > .rank-table--cursor { background: $block-cursor-background; color: auto 100%; }
+        /* not $block-cursor-background: its white text reads 4.53:1, but 3.86:1 once a
+           256-colour terminal (tmux) rounds it to the xterm palette; this one 5.83 and 6.45 */
+        & > .rank-table--cursor { background: $primary-darken-1; color: auto 100%; }
         & > .rank-table--cursor-blurred {
             background: $block-cursor-blurred-background; color: auto 100%;
         }
