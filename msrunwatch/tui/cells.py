@@ -82,7 +82,8 @@ def middle_cut(text: str, width: int) -> str:
     """`text` in `width` characters with one cut, its ends kept: a long word (an operator's
     path) loses its middle when that is enough, so what follows it (`could not allocate
     1.2 GiB`) stays in view; else the cut falls between words, keeping the start (an
-    exception's class) and the end (its file:line). Never several cuts mid-word."""
+    exception's class) and the end (its file:line), and never takes a figure with it (the
+    trial's #28 read `for … s`). Never several cuts mid-word."""
     if len(text) <= width:
         return text
     words = text.split(" ")
@@ -93,13 +94,41 @@ def middle_cut(text: str, width: int) -> str:
     if len(word) >= LONG_WORD and keep >= 8:
         words[n] = word[: keep - keep // 2] + "…" + word[len(word) - keep // 2 :]
         return " ".join(words)
-    return _cut_between_words(words, width)
+    return _cut_between_words(with_units(words), width)
+
+
+UNITS = frozenset({"s", "ms", "us", "min", "h", "B", "KB", "MB", "GB", "TB"}) | frozenset(
+    {"KiB", "MiB", "GiB", "TiB", "%", "s)", "s,", "s;", "s.", "GiB)", "MiB)", "GiB,", "MiB,"}
+)
+"""Units our texts write after a figure (fmt.human_sizes, seconds), with what may end them."""
+
+
+def with_units(words: list[str]) -> list[str]:
+    """Words, a bare number joined to the unit after it (`125 s`, `1.2 GiB`): a cut between
+    words keeps a figure and its unit together."""
+    out: list[str] = []
+    for word in words:
+        if out and _bare_number(out[-1]) and word in UNITS:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+    return out
+
+
+def _bare_number(word: str) -> bool:
+    return word.replace(".", "", 1).replace(",", "").isdigit()
+
+
+def _has_figure(word: str) -> bool:
+    return any(c.isdigit() for c in word)
 
 
 def _cut_between_words(words: list[str], width: int) -> str:
     """`head … tail` in whole words: the first word, then words from the end up to
     TAIL_SHARE of the room, then words from the start, then from the end again while they
-    fit; a first word too long for the room is cut at its end by the caller."""
+    fit; a first word too long for the room is cut at its end by the caller. When that cut
+    would take a figure, the shortest run of words without one that frees enough goes
+    instead, if there is one."""
     room = width - 2  # "…" and the space after it
     first, rest = words[0], words[1:]
     used, head, cut = len(first), 0, len(rest)  # kept: rest[:head] and rest[cut:]
@@ -114,7 +143,27 @@ def _cut_between_words(words: list[str], width: int) -> str:
         used += len(rest[cut]) + 1
     if head == cut:
         return " ".join(words)
+    if any(map(_has_figure, rest[head:cut])):
+        head, cut = _figure_free_run(rest, len(" ".join(words)) - width) or (head, cut)
     return " ".join([first, *rest[:head], "…", *rest[cut:]])
+
+
+def _figure_free_run(rest: list[str], excess: int) -> tuple[int, int] | None:
+    """(start, end) of the run of words without a digit whose place, taken by `…`, saves
+    `excess` characters: the shortest, preferring one that keeps the word just before a
+    figure (`threshold 120 s`, `for 187 s`: what the figure is); None when there is none."""
+    runs = []
+    for start in range(len(rest)):
+        saved = -1  # the ellipsis
+        for end in range(start, len(rest)):
+            if _has_figure(rest[end]):
+                break
+            saved += len(rest[end]) + (1 if end > start else 0)
+            if saved >= excess:
+                labels = end + 1 < len(rest) and _has_figure(rest[end + 1])
+                runs.append((labels, end + 1 - start, start, end + 1))
+                break
+    return min(runs)[2:] if runs else None
 
 
 def ago(seconds: float | None) -> str:

@@ -226,9 +226,34 @@ def test_an_exception_is_cut_once_keeping_its_class_and_file_line(width: int) ->
         width,
     )
     assert len(said) <= width and said.count("…") == 1
-    assert said.startswith("RuntimeError: msrunwatch test:")
-    assert said.endswith("(at train_dense.py:79 in on_train_step_end)")
+    assert said.startswith("RuntimeError: ")
+    assert said.endswith("step 3 (at train_dense.py:79 in on_train_step_end)")  # #28: figures
     assert " … " in said  # between words
+
+
+@pytest.mark.parametrize("width", range(58, 106, 4))
+def test_a_cut_between_words_keeps_every_figure_with_its_unit(width: int) -> None:
+    """The trial's #28: a cut in the middle read `for … s`, the seconds gone. A figure and
+    its unit stay whole, and when a run of words without figures is long enough, the cut
+    takes those words instead."""
+    text = (
+        "rank 1 stopped: its log has not grown for 187 s while every other rank went on "
+        "logging steps (stall threshold 120 s)"
+    )
+    said = cells.middle_cut(text, width)
+    assert len(said) <= width and said.count("…") == 1
+    assert "for 187 s" in said and said.endswith("120 s)")
+
+
+def test_a_figure_is_never_split_from_its_unit() -> None:
+    said = cells.middle_cut("waited for 1800 s in HcclAllReduce then gave up", 24)
+    assert len(said) <= 24 and "1800" not in said.replace("1800 s", "")
+    assert cells.with_units(["for", "125", "s", "and", "1.2", "GiB"]) == [
+        "for",
+        "125 s",
+        "and",
+        "1.2 GiB",
+    ]
 
 
 def test_wrapped_log_lines_break_between_words() -> None:
