@@ -32,6 +32,9 @@ MAX_ERROR_WIDTH = 100
 HOST_PRIORITY = 9
 LONE_HOST_PRIORITY = 15
 """HOST when every rank is on the same host: the first column to go."""
+EXIT_PRIORITY = 4
+"""EXIT (the exit code msrun's console or the scheduler gave, as triage shows it) goes after
+the memory and phase columns on a narrow terminal, before STEP and SILENT."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,16 @@ COLUMNS: tuple[Column, ...] = (
         9,
         lambda r, _: r.status.value,
         lambda r, _: float(cells.status_rank(r.status)),
+    ),
+    Column(
+        "exit",
+        "EXIT",
+        4,
+        lambda r, _: "-" if r.exit_code is None else str(r.exit_code),
+        lambda r, _: None if r.exit_code is None else float(r.exit_code),
+        right=True,
+        shown=lambda r: r.exit_code is not None,
+        priority=EXIT_PRIORITY,
     ),
     Column(
         "phase",

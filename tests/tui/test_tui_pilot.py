@@ -488,3 +488,25 @@ async def test_a_newer_warning_does_not_push_the_first_error_off_an_80x24_screen
             "hccl-collective-failed",
             "warned-2",
         ]
+
+
+async def test_the_exit_codes_triage_shows_are_in_the_table_at_80_columns() -> None:
+    """The trial's #31: triage showed each rank's exit code (msrun's console), the view none."""
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(fixture_report("cpu_kill9_rank1")))
+        await pilot.pause()
+        screen = screen_text(target)
+    titles = next(row for row in screen if row.startswith("RANK"))
+    assert "EXIT" in titles and "FIRST ERROR" in titles
+    at = titles.index("EXIT") + len("EXIT")
+    rows = {row.split()[0]: row[:at].split()[-1] for row in screen if row[:5].strip().isdigit()}
+    assert rows == {"0": "-", "1": "-9"}  # rank 0's code was not logged: unknown, not 0
+
+
+async def test_no_exit_column_until_some_rank_has_an_exit_code() -> None:
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(synthetic(8)))
+        await pilot.pause()
+        assert "EXIT" not in line(target.table, 0)
