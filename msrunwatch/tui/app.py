@@ -82,6 +82,9 @@ class MsrunwatchApp(App[int]):
         self.last: Update | None = None
         """The newest snapshot received, applied or not."""
         self.paused = False
+        self.caught_up = False
+        """The logs there were when the view started have been read once (trial #32: until
+        then the table's ages are file ages, not yet the ranks' silences)."""
         self._warned: set[str] = set()
         """Warnings already shown (each once, as headless prints each once on stderr)."""
         self.header = RunHeader(self.targets, clock, id="header")
@@ -153,9 +156,17 @@ class MsrunwatchApp(App[int]):
         report = update.report
         root = frozenset(report.root_cause.ranks) if report.root_cause else frozenset()
         silence = log_silence(report) if update.ended else update.silence
+        self.caught_up = self.caught_up or update.caught_up
         with self.batch_update():
             self.header.show(update)
-            self.table.apply(report.ranks, silence, update.time, root, frozen=update.ended)
+            self.table.apply(
+                report.ranks,
+                silence,
+                update.time,
+                root,
+                frozen=update.ended,
+                reading=not self.caught_up,
+            )
             if isinstance(self.screen, RankDetail):
                 rank = next((r for r in report.ranks if r.rank == self.screen.rank.rank), None)
                 if rank is not None:

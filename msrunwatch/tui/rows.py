@@ -47,6 +47,9 @@ class Rows:
     """Clock time at which `silence` was measured."""
     frozen: bool = False
     """Silences do not grow with the clock (the run ended: they are on the log's clock)."""
+    reading: bool = False
+    """The logs there were are still being read (the first catch-up): a file's age then is
+    not yet its rank's silence (a finished run's ages switch to the log's clock once read)."""
     order: list[int] = field(default_factory=list)
     """Row indices shown, top to bottom."""
     sort_key: str = "rank"
@@ -69,8 +72,10 @@ class Rows:
         silence: Mapping[int, float],
         at: float,
         frozen: bool = False,
+        reading: bool = False,
     ) -> list[int]:
         """Take a tick's ranks; returns the indices of rows that changed or were added."""
+        self.reading = reading
         if silence or frozen != self.frozen:
             self.silence, self.silence_at, self.frozen = dict(silence), at, frozen
         changed = self._merge(ranks)
@@ -123,8 +128,8 @@ class Rows:
         ]
 
     def quiet(self, i: int, now: float) -> float | None:
-        """Seconds since row i's log last grew, as of `now`."""
-        base = self.silence.get(self.rows[i].rank)
+        """Seconds since row i's log last grew, as of `now`; None while reading."""
+        base = None if self.reading else self.silence.get(self.rows[i].rank)
         if base is None or self.frozen:
             return base
         return base + max(now - self.silence_at, 0.0)

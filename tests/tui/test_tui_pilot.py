@@ -293,7 +293,7 @@ async def test_when_the_run_ends_every_row_shows_its_silence_on_the_log_clock() 
     before = dataclasses.replace(report, ranks=(rank0, running))
     target = app()
     async with target.run_test(size=SIZE) as pilot:
-        post(target, snapshot(before, silence={0: 38.0, 1: 38.0}, behind=1))
+        post(target, snapshot(before, silence={0: 38.0, 1: 38.0}))  # live, caught up
         await pilot.pause()
         assert sum(" 38s " in row for row in screen_text(target) if " vm " in row) == 2
         post(target, snapshot(report, silence={}, behind=0))  # rank 1 changed, rank 0 not
@@ -510,3 +510,26 @@ async def test_no_exit_column_until_some_rank_has_an_exit_code() -> None:
         post(target, snapshot(synthetic(8)))
         await pilot.pause()
         assert "EXIT" not in line(target.table, 0)
+
+
+async def test_no_file_ages_until_the_logs_there_were_are_read() -> None:
+    """The trial's #32: while `reading logs: N files behind`, SILENT and `last line ... ago`
+    showed file ages, which on a copied or finished run are not the ranks' silences. They
+    read `…` until the first catch-up; a later burst (behind again) keeps its true ages."""
+    report = synthetic(4)
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(report, behind=3))
+        await pilot.pause()
+        assert [line(target.table, y).split()[-1] for y in (1, 2, 3, 4)] == ["…"] * 4
+        assert "last line" not in header_text(target)
+        assert "files behind" in header_text(target)
+        post(target, snapshot(report))
+        await pilot.pause()
+        assert [line(target.table, y).split()[-1] for y in (1, 2, 3, 4)] == [
+            "2.0s", "3.0s", "4.0s", "5.0s"
+        ]  # fmt: skip
+        assert "last line 2.0s ago" in header_text(target)
+        post(target, snapshot(report, behind=1))
+        await pilot.pause()
+        assert line(target.table, 1).split()[-1] == "2.0s"

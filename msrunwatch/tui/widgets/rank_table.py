@@ -144,14 +144,16 @@ class RankTable(ScrollView, can_focus=True):
         at: float,
         root: frozenset[int] = frozenset(),
         frozen: bool = False,
+        reading: bool = False,
     ) -> None:
-        """Take a tick's ranks; repaint what changed (`frozen`: silences do not grow). New
-        silences change every row's SILENT cell, unchanged rows included: when the run ends
-        they switch from the wall clock to the log's and stand still, so a row not repainted
-        then would keep its wall-clock age for good."""
+        """Take a tick's ranks; repaint what changed (`frozen`: silences do not grow;
+        `reading`: the first catch-up, SILENT reads `…`). New silences change every row's
+        SILENT cell, unchanged rows included: when the run ends they switch from the wall
+        clock to the log's and stand still, so a row not repainted then would keep its
+        wall-clock age for good."""
         before = (len(self.model.rows), self.model.generation)
-        ended = frozen != self.model.frozen
-        changed = self.model.apply(ranks, silence, at, frozen)
+        ended = (frozen, reading) != (self.model.frozen, self.model.reading)
+        changed = self.model.apply(ranks, silence, at, frozen, reading)
         if root != self.painter.root_ranks or self.model.generation != before[1]:
             self.painter.root_ranks = root
             self.painter.clear()
@@ -250,7 +252,8 @@ class RankTable(ScrollView, can_focus=True):
                 return self._blank_line(pos, width, base)
             i = order[pos]
             quiet = self.model.quiet(i, self.clock())
-            strip = self.painter.row(i, self.model.rows[i], self.model.version[i], quiet)
+            row, version = self.model.rows[i], self.model.version[i]
+            strip = self.painter.row(i, row, version, quiet, self.model.reading)
             if pos == self.cursor:
                 cursor = self._style("cursor" if self.has_focus else "cursor-blurred")
                 return self._window(on_cursor(strip, cursor), base + cursor, width)

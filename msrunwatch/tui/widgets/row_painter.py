@@ -22,6 +22,8 @@ ERROR_TARGET = 40
 """FIRST ERROR (priority 2) is given up to this many cells before less important columns."""
 QUIET_WARN_S = 60.0
 """A running rank silent this long gets its SILENT cell in the warning colour."""
+READING = "…"
+"""SILENT while the first catch-up reads the logs: a file's age is not its rank's silence."""
 Layout = list[tuple[Column, int]]
 
 
@@ -110,9 +112,12 @@ class RowPainter:
             self._header = (sort_key, reverse, Strip(segments, self.total))
         return self._header[2]
 
-    def row(self, i: int, r: RankReport, version: int, quiet: float | None) -> Strip:
-        """Row i's Strip, from the cache when neither the row nor its SILENT cell changed."""
-        silent = cells.ago(quiet)
+    def row(
+        self, i: int, r: RankReport, version: int, quiet: float | None, reading: bool = False
+    ) -> Strip:
+        """Row i's Strip, from the cache when neither the row nor its SILENT cell changed;
+        SILENT reads `…` while the logs there were are still being read (not yet known)."""
+        silent = READING if reading else cells.ago(quiet)
         cached = self._strips.get(i)
         if cached is not None and cached[0] == version and cached[1] == silent:
             return cached[2]
@@ -121,7 +126,8 @@ class RowPainter:
             if column.key == "mem":
                 segments += self._bar(r, width)
             else:
-                text = pad(column.text(r, quiet), width, column.right)
+                said = silent if column.key == "silent" else column.text(r, quiet)
+                text = pad(said, width, column.right)
                 segments.append(Segment(text, self._cell_style(column.key, r, quiet)))
             segments.append(Segment(" " * GAP))
         strip = Strip(segments, self.total)

@@ -87,6 +87,9 @@ class RunHeader(Widget):
         """Logs found before the first snapshot: they are being read."""
         self._quiet: tuple[float, float] | None = None
         """(seconds since the most recent line of any rank, when measured)."""
+        self.caught_up = False
+        """The logs there were at the start have been read once: "last line N ago" is a
+        file's age until then (trial #32)."""
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._tick)
@@ -100,6 +103,7 @@ class RunHeader(Widget):
     def show(self, update: Update) -> None:
         """Take a newer snapshot."""
         self.update, self.awaiting = update, None
+        self.caught_up = self.caught_up or update.caught_up
         if update.silence:
             self._quiet = (min(update.silence.values()), update.time)
         self.set_class(update.report.has_errors, "-failed")
@@ -175,7 +179,7 @@ class RunHeader(Widget):
             right = Content.assemble(("last line ", "$text-muted"), clock(end))
             return _spread(left, right, width)
         quiet = self._quiet
-        if quiet is None:
+        if quiet is None or not self.caught_up:  # a file's age, until the logs were read
             return left.truncate(width)
         since = quiet[0] + max(self.clock() - quiet[1], 0.0)
         right = Content.assemble(("last line ", "$text-muted"), cells.ago(since), " ago")
