@@ -518,14 +518,6 @@ MOE_ROWS: tuple[tuple[str, str, str, float, str], ...] = (
         24.0,
         "NF4",
     ),
-    ("Llama-2-70B", "bf16 weights", QLORA_DOC + " (Original Weight Size 129 GB)", 129.0, "GiB"),
-    (
-        "Llama-2-70B",
-        "NF4 weights (QLoRA)",
-        QLORA_DOC + " (After NF4 Quantization 35 GB)",
-        35.0,
-        "NF4",
-    ),
     (
         "DeepSeek-V2-Lite",
         "total parameters",
@@ -549,6 +541,20 @@ MOE_ROWS: tuple[tuple[str, str, str, float, str], ...] = (
         "params",
     ),
 )
+
+
+DENSE_ROWS: tuple[tuple[str, str, str, float, str], ...] = (
+    # the same QLoRA document's dense model: the weights and the 4-bit quantization without experts
+    ("Llama-2-70B", "bf16 weights", QLORA_DOC + " (Original Weight Size 129 GB)", 129.0, "GiB"),
+    (
+        "Llama-2-70B",
+        "NF4 weights (QLoRA)",
+        QLORA_DOC + " (After NF4 Quantization 35 GB)",
+        35.0,
+        "NF4",
+    ),
+)
+NF4_NOTE = "QLoRA estimate: linear weights 4-bit with a scale per 64 (0.5625 B), rest bf16"
 
 
 def _whole(model: str, **extra: Any) -> Estimate:
@@ -585,15 +591,22 @@ def _mtp_row() -> Row:
     return Row("MoE", "DeepSeek-V3 MTP module parameters", MTP_WEIGHTS, 11.5, added, "B params")
 
 
-def moe() -> Iterator[Row]:
-    for model, figure, source, published, what in MOE_ROWS:
+def _weight_rows(group: str, table: tuple[tuple[str, str, str, float, str], ...]) -> Iterator[Row]:
+    for model, figure, source, published, what in table:
         unit = {"params": "B params", "GB": "GB", "GiB": "GiB", "NF4": "GiB"}[what]
-        note = ""
-        if what == "NF4":
-            note = "QLoRA estimate: linear weights 4-bit with a scale per 64 (0.5625 B), rest bf16"
+        note = NF4_NOTE if what == "NF4" else ""
         yield Row(
-            "MoE", f"{model} {figure}", source, published, _moe_figure(model, what), unit, note
+            group, f"{model} {figure}", source, published, _moe_figure(model, what), unit, note
         )
+
+
+def dense_weights() -> Iterator[Row]:
+    """A dense model's weights and QLoRA quantization, from the document the Mixtral rows use."""
+    yield from _weight_rows("Weights (dense)", DENSE_ROWS)
+
+
+def moe() -> Iterator[Row]:
+    yield from _weight_rows("MoE", MOE_ROWS)
     yield _mtp_row()
     yield Row(
         "MoE",
@@ -657,6 +670,7 @@ SECTIONS: tuple[Callable[[], Iterator[Row]], ...] = (
     korthikanti,
     zero,
     mindspeed,
+    dense_weights,
     moe,
     context_parallel,
     swap,

@@ -54,6 +54,7 @@ def test_moe_rows_cover_experts_shared_experts_router_and_latent_attention() -> 
         r.figure.split()[0] for r in measured
     }
     assert all(r.within for r in measured), [(r.figure, r.error) for r in measured]
+    assert all(r.figure.split()[0] in BENCH.MOE_MODELS for r in moe if r.published is not None)
     unvalidated = [r for r in moe if r.published is None]
     assert unvalidated and all(r.note.startswith("not validated") for r in unvalidated)
 
@@ -107,3 +108,9 @@ def test_swap_attention_outcomes_fall_on_the_right_side() -> None:
             "ran upstream: within budget",
             "ran: over only with a batch at the full length (padded batches)",
         ), (row.figure, row.note)
+
+
+def test_the_readme_table_is_the_bench_s() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = [line for line in BENCH.table(ROWS).splitlines() if line not in readme]
+    assert not missing, missing
