@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Protocol
 
 from msrunwatch.core.errors import InputError
+from msrunwatch.drivers.options import PostMortem
+from msrunwatch.drivers.postmortem import local_seconds, with_clock
+from msrunwatch.judge.clock import run_over
 from msrunwatch.judge.conditions import rank_silences
 from msrunwatch.judge.context import Context, Hang
 from msrunwatch.judge.model import Finding, Report, Status
@@ -387,7 +390,8 @@ class LiveRun:
             caught_up=behind == 0,
             hung=self._hung,
         )
-        report = judge(run, self.rules, [*runs.said, *self.warnings(), *run.warnings], ctx)
+        said = [*runs.said, *self.warnings(), *run.warnings]
+        report = self._as_triage(now, behind, run, said, judge(run, self.rules, said, ctx))
         if runs.shown:  # what triage would read to say the same: the run shown
             report = replace(report, log_dirs=tuple(map(runs.log_dir, report.log_dirs)))
         self._hung = held_hangs(report, run)
@@ -406,6 +410,31 @@ class LiveRun:
         self._previous = self._changes.previous = report
         self._judge_gap = min((time.perf_counter() - began) / JUDGE_SHARE, JUDGE_S)
         return update
+
+    def _as_triage(
+        self, now: float, behind: int, run: RunFacts, said: list[str], live: Report
+    ) -> Report:
+        """Once the run has ended (`■ run ended`: the live verdict has no rank at work and no
+        file grew for SETTLED_S) and is over by triage's clock (judge.clock.run_over: nothing
+        written for longer than --stall-after), the verdict triage gives at this clock, when it
+        too has no rank at work: one judgement of a finished run, not two (the live one called
+        a run with a rank cut short `hung` where triage found it `stopped` or finished). Else
+        the live verdict (the run goes on, or its last lines are too recent to call it over)."""
+        quiet = self._quiet(now)
+        settled = quiet is None or quiet >= SETTLED_S
+        if behind or not settled or not run_ended(live):
+            return live
+        post = PostMortem(stall_after_s=self.stall_after_s)
+        ctx = replace(with_clock(Context(), post, run, self._written()), clock=local_seconds(now))
+        if run_over(run, ctx) is None:
+            return live
+        report = judge(run, self.rules, said, ctx)
+        return report if run_ended(report) else live
+
+    def _written(self) -> float | None:
+        """When a followed file was last written (its mtime), on the logs' scale."""
+        times = [t.mtime for t in self._files.values() if t.mtime is not None]
+        return local_seconds(max(times)) if times else None
 
     def _judged_quiet(self) -> bool:
         """Whether time alone can no longer change the last verdict: when it was made, every

@@ -11,6 +11,7 @@ watcher started then says at once.
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 
 from msrunwatch.judge.model import Report
@@ -18,7 +19,10 @@ from msrunwatch.live.run import LiveRun, run_ended
 from msrunwatch.rules.model import Rule
 from tests.integration.test_live_honesty import Clock, judged
 
-WRITTEN = 1_800_000_000.0
+WRITTEN = datetime(2026, 11, 21, 8, 32, 58, 401102).timestamp()
+"""When the files were written: at their last line's time (local, as GLOG writes it). A
+file time far after its lines is a copy's, and a copied run is judged by its lines, as
+triage judges it (judge.clock): over long ago."""
 STALL_AFTER_S = 30.0
 HEADER = "DISTRIBUTED({pid},ffff9b2c1120,python):2026-11-21-08:00:00.000.000"
 TIMEOUT = (

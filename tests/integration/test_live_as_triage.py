@@ -1,0 +1,88 @@
+"""A finished run gets one verdict: once the live view has called it ended (`■ run ended`)
+and nothing was written for longer than --stall-after (what makes triage call a run over),
+the view's verdict is triage's. The re-trial found them apart on a run that never finished
+cleanly: rank 1's log cut short, rank 0 ended normally; the view said `FAILED ... hung
+(run-stalled)`, triage `ok` (rank 1's log ends with rank 0's). One case stays apart, as the
+README says: every rank quiet at once, none ended. The view calls that hung (its processes
+may be stuck in a collective); triage, which reads it afterwards, `stopped` from outside.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from msrunwatch.drivers.options import PostMortem
+from msrunwatch.drivers.triage import triage
+from msrunwatch.judge.model import Report
+from msrunwatch.live.run import LiveRun
+from msrunwatch.rules.model import Rule
+from tests.integration.test_live_honesty import Clock, judged, log_time
+from tests.support import FIXTURES
+
+STALL_AFTER_S = 30.0
+HEALTHY = FIXTURES / "cpu_dp2_success_glog1" / "msrun_log"
+
+
+def cut_short(target: Path, keep: dict[str, float]) -> float:
+    """The healthy run with some files cut to a share of their lines, each file's time its
+    last line's (as if written then); returns the newest."""
+    shutil.copytree(HEALTHY, target)
+    newest = 0.0
+    for path in target.iterdir():
+        lines = path.read_bytes().splitlines(keepends=True)
+        lines = lines[: int(len(lines) * keep.get(path.name, 1.0))]
+        path.write_bytes(b"".join(lines))
+        last = max(t for line in lines if (t := log_time(line)) is not None)
+        os.utime(path, (last, last))
+        newest = max(newest, last)
+    return newest
+
+
+def said(report: Report) -> tuple[object, ...]:
+    cause = report.root_cause
+    return (
+        report.outcome,
+        None if cause is None else (cause.rule, cause.ranks),
+        {r.rank: r.status for r in report.ranks},
+        sorted(f.rule for f in report.findings),
+    )
+
+
+def verdicts(target: Path, at: float, rules: list[Rule]) -> tuple[Report, bool, Report]:
+    """The live view's verdict at `at` (and whether it called the run ended), and triage's."""
+    clock = Clock()
+    live = LiveRun([str(target)], rules, stall_after_s=STALL_AFTER_S, clock=clock)
+    try:
+        report = judged(live, clock, at)
+        ended = live.tick().ended
+    finally:
+        live.close()
+    post = PostMortem(stall_after_s=STALL_AFTER_S)
+    return report, ended, triage([str(target)], rules, post=post)
+
+
+def test_a_rank_cut_short_beside_one_that_ended_gets_triages_verdict(
+    tmp_path: Path, rules: list[Rule]
+) -> None:
+    target = tmp_path / "msrun_log"
+    newest = cut_short(target, {"worker_1.log": 0.6, "scheduler.log": 0.5})
+    live, ended, post_mortem = verdicts(target, newest + 3 * STALL_AFTER_S, rules)
+    assert ended
+    assert said(live) == said(post_mortem)
+    assert post_mortem.outcome == "ok"  # rank 1's log ends with rank 0's (judge.clock.stopped)
+
+
+def test_every_rank_quiet_and_none_ended_is_hung_live_and_stopped_after(
+    tmp_path: Path, rules: list[Rule]
+) -> None:
+    target = tmp_path / "msrun_log"
+    newest = cut_short(target, {"worker_0.log": 0.6, "worker_1.log": 0.6, "scheduler.log": 0.5})
+    live, ended, post_mortem = verdicts(target, newest + 3 * STALL_AFTER_S, rules)
+    assert not ended
+    assert live.root_cause is not None and live.root_cause.rule == "run-stalled"
+    assert {r.status.value for r in live.ranks} == {"stalled"}
+    assert post_mortem.root_cause is not None
+    assert post_mortem.root_cause.rule == "job-stopped-silently"
+    assert {r.status.value for r in post_mortem.ranks} == {"stopped"}
