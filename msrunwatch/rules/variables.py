@@ -394,10 +394,12 @@ CONFIG = {
     "stage": "MindSpeed-LLM --stage (sft, dpo, ...)",
     "moe_config_experts": "MindFormers top-level moe_config.expert_num (what check_rules reads)",
     "mtp_depth": "MindFormers model_config.mtp_depth (multi-token prediction layers)",
+    "mtp_num_layers": "MindFormers model_config.num_nextn_predict_layers / mtp_num_layers (the "
+    "mcore names of mtp_depth; legacy models ignore them)",
     "pet_type": "MindFormers pet_config.pet_type (lora, ...): parameter-efficient fine-tuning",
     "arch": "MindFormers model.arch.type (LlamaForCausalLM, DeepseekV3ForCausalLM, ...)",
     "offset_layers": "the layer count MindFormers' offset must add up to: num_layers, plus "
-    "mtp_depth for the legacy research DeepSeek models",
+    "mtp_depth for the legacy research DeepSeek models (not on the mcore path)",
     "gradient_accumulation_shard": "MindFormers parallel_optimizer_config."
     "gradient_accumulation_shard (accu_grads sliced by the parallel optimizer too)",
     "lora_r": "--lora-r (LoRA rank); MindFormers pet_config.lora_rank",

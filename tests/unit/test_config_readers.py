@@ -375,6 +375,18 @@ def test_yaml_gelu_is_not_swiglu(tmp_path: Path) -> None:
     assert config.get("swiglu") is False
 
 
+def test_yaml_mcore_names_of_mtp_and_the_fused_swiglu(tmp_path: Path) -> None:
+    # as MindFormers' telechat3 YAML (master) writes them
+    config = yaml_config(
+        tmp_path,
+        "use_legacy: False\nmodel:\n  model_config:\n    hidden_act: 'fusedswiglu'\n"
+        "    num_nextn_predict_layers: &mtp_depth 1\n",
+    )
+    assert config.get("swiglu") is True
+    assert config.get("mtp_num_layers") == 1
+    assert config.get("mtp_depth") is None
+
+
 # -- MindFormers swap_config ------------------------------------------------------------------
 
 SWAP_YAML = """\

@@ -87,3 +87,33 @@ def test_mindformers_places_num_layers_plus_mtp_depth_by_offset() -> None:
     assert [s.layers for s in est.stages] == [2, 3]
     assert not any("offset" in p for p in est.problems)
     assert any("offset" in p for p in plain.problems)  # 5 layers: the offsets sum to 0, not 1
+
+
+def test_mindformers_mcore_builds_the_mtp_layer_on_the_last_stage_as_megatron_does() -> None:
+    # use_legacy False: LayerSetting(num_layers) alone, the MTP block on the last stage
+    # (gpt_model.py: self.mtp.pipeline_stage = pipeline_stage - 1), under any of its three names
+    mcore = {"framework": "mindformers", "use_legacy": False, "num_layers": 4}
+    plain = dense("mindformers", **mcore)
+    for name in ("mtp_depth", "mtp_num_layers"):
+        est = dense("mindformers", **mcore, **{name: 1})
+        assert [s.layers for s in est.stages] == [2, 2]
+        assert est.stages[0].params == plain.stages[0].params
+        added = (est.stages[1].params or 0) - (plain.stages[1].params or 0)
+        assert added == LAYER + FUSER + V * H
+        assert est.stages[1].cross_entropy_mib == 2 * (plain.stages[1].cross_entropy_mib or 0)
+
+
+def test_legacy_mindformers_ignores_the_mcore_names() -> None:
+    legacy = dense("mindformers", framework="mindformers", num_layers=4, mtp_num_layers=1)
+    plain = dense("mindformers", framework="mindformers", num_layers=4)
+    assert [s.params for s in legacy.stages] == [s.params for s in plain.stages]
+
+
+def test_a_mcore_mtp_layer_after_a_moe_layer_is_a_moe_layer() -> None:
+    moe = {"num_experts": 4, "moe_topk": 2, "moe_ffn_hidden_size": 512, "first_k_dense": 1}
+    mcore = {"framework": "mindformers", "use_legacy": False, "num_layers": 4, **moe}
+    plain = dense("mindformers", **mcore)
+    est = dense("mindformers", **mcore, mtp_num_layers=1)
+    added = (est.stages[1].params or 0) - (plain.stages[1].params or 0)
+    moe_layer = 4 * H * H + 2 * H + 4 * 3 * H * 512 + H * 4  # attention, norms, experts, router
+    assert added == moe_layer + FUSER + V * H

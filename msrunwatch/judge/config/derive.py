@@ -268,4 +268,6 @@ def _job_and_versions(env: dict[str, Any], versions: Versions) -> None:
     if _int(env.get("etp")) is None and "etp" not in env.get("unresolved_names", []):
         env["etp"] = env.get("tp")  # Megatron: --expert-tensor-parallel-size defaults to TP
     layers, mtp = _int(env.get("num_layers")), _int(env.get("mtp_depth"))
+    if env.get("use_legacy") is False:
+        mtp = None  # the mcore models lay out num_layers alone (LayerSetting in transformer_block)
     env["offset_layers"] = layers + (mtp or 0) if layers is not None else None

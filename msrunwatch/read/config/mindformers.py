@@ -36,7 +36,9 @@ SECTIONS = (
 )
 MEMORY = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
 UNITS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
-SWIGLU_ACTS = ("silu", "swiglu", "swish")
+SWIGLU_ACTS = ("silu", "swiglu", "swish", "fusedswiglu")
+"""Gated activations: `fusedswiglu` is the mcore MLP's fused SwiGLU (mindformers@f52743ca
+parallel_core/training_graph/activation.py:220, transformer/mlp.py:146)."""
 LLAMA_FAMILY = ("llama", "qwen")
 
 
@@ -234,6 +236,7 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
     ("v_head_dim", [(*MC, "v_head_dim")], _int),
     ("mla", [(*MC, "multi_latent_attention")], _bool),
     ("mtp_depth", [(*MC, "mtp_depth")], _int),
+    ("mtp_num_layers", [(*MC, "num_nextn_predict_layers"), (*MC, "mtp_num_layers")], _int),
     ("pet_type", [(*MC, "pet_config", "pet_type"), ("model", "pet_config", "pet_type")], _str),
     ("lora_r", [(*MC, "pet_config", "lora_rank"), ("model", "pet_config", "lora_rank")], _int),
     (

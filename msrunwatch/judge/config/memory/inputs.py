@@ -61,6 +61,10 @@ class Inputs:
     """The low end of the vocabulary when only a range is known (`vocab` is the high end)."""
     mla: MLA | None = None
     """Multi-head latent attention (DeepSeek-V2/V3), None for plain attention."""
+    mtp_in_offset: bool = False
+    """MindFormers' legacy models (use_legacy not False) place num_layers + mtp_depth layers by
+    offset, the MTP layers taking the ids after the decoder's (memory/mtp.py); the mcore path
+    builds them on the stage of the decoder's last layer, as Megatron does."""
 
 
 class _Sizes(NamedTuple):
@@ -222,6 +226,7 @@ def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
         o2_optimizer=_flag(cfg, "o2_optimizer") is True,
         act_recompute=_flag(cfg, "recompute_activation_function") is True,
         mla=read_mla(cfg, notes),
+        mtp_in_offset=framework == "mindformers" and _flag(cfg, "use_legacy") is not False,
     )
     if experts is not None and experts > 1:
         inp = replace(inp, moe=read_moe(cfg, framework, inp.ffn, tp, notes))

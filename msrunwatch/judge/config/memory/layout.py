@@ -52,11 +52,11 @@ def split_layers(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> tuple[int, .
 def split_with_mtp(
     cfg: TrainingConfig, inp: Inputs, notes: Notes
 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """(decoder layers per stage, MTP layers per stage). Megatron and MindSpeed-LLM build the
-    MTP layers on the last stage; MindFormers places num_layers + mtp_depth layers by offset,
-    the MTP layers being the last (memory/mtp.py)."""
+    """(decoder layers per stage, MTP layers per stage). Megatron, MindSpeed-LLM and MindFormers'
+    mcore models build the MTP layers on the last stage; MindFormers' legacy models place
+    num_layers + mtp_depth layers by offset, the MTP layers being the last (memory/mtp.py)."""
     extra = modelled(cfg)
-    if not extra or inp.layers is None or inp.framework != "mindformers":
+    if not extra or inp.layers is None or not inp.mtp_in_offset:
         main = split_layers(cfg, inp, notes)
         if main is None:
             return None

@@ -5,8 +5,13 @@ The facts, from the frameworks' own model code at pinned commits (MTP_SOURCES):
   pipeline stage (`get_mtp_num_layers_to_build`); with `--schedules-method dualpipev`
   MindSpeed-LLM builds them on the first stage instead, whose two dualpipev chunks the estimate
   does not model, so there they stay left out (a floor).
-- MindFormers (`mtp_depth`) counts them in its layer placement: LayerSetting spreads
-  num_layers + mtp_depth layers by `offset`, the MTP layers being the last indices.
+- MindFormers' legacy research models (`mtp_depth`) count them in its layer placement:
+  LayerSetting spreads num_layers + mtp_depth layers by `offset`, the MTP layers being the last
+  indices. Its mcore models (`use_legacy: False`; `mtp_depth`, `num_nextn_predict_layers` or
+  `mtp_num_layers`, all read as TransformerConfig.mtp_num_layers) do as Megatron does: the MTP
+  block goes on the last stage (`self.mtp.pipeline_stage = pipeline_stage - 1`), each layer
+  given the last decoder layer's stage and spec (MINDFORMERS_MCORE), so it is a MoE layer when
+  that one is.
 - Each MTP layer is one more transformer layer of the model's own kind (Megatron takes the spec
   of the decoder's last layer: a MoE layer for DeepSeek-V3; MindFormers builds the decoder
   layer with the next layer id), plus two RMSNorms on its inputs (enorm, hnorm), a linear
@@ -26,7 +31,7 @@ from __future__ import annotations
 from msrunwatch.judge.config.memory.inputs import Inputs
 from msrunwatch.read.config.model import TrainingConfig
 
-MTP_SHORT = "MindSpeed-LLM@c77308a1, Megatron-LM@core_v0.12.1, MindFormers@fd4deebc"
+MTP_SHORT = "MindSpeed-LLM@c77308a1, Megatron-LM@core_v0.12.1, MindFormers@fd4deebc/f52743ca"
 """Where the facts come from, short enough for a note; MTP_SOURCES names the files."""
 MTP_SOURCES = (
     "Ascend/MindSpeed-LLM@c77308a1 mindspeed_llm/core/transformer/multi_token_prediction.py "
@@ -37,6 +42,13 @@ MTP_SOURCES = (
     "research/deepseek3/deepseek2_model.py (LayerSetting(num_layers + mtp_depth), "
     "MTPHiddenFuser, MtpEmbeddingLayer)"
 )
+MINDFORMERS_MCORE = (
+    "mindspore-lab/mindformers@f52743ca mindformers/parallel_core/transformer_config_utils.py:239 "
+    "(mtp_depth, num_nextn_predict_layers, mtp_num_layers -> mtp_num_layers), "
+    "parallel_core/training_graph/base_models/gpt/gpt_model.py:760-762 (mtp on the last stage; "
+    "stage 0 under zero_bubble_v), gpt_layer_specs.py:237-252 (the decoder's last layer spec), "
+    "transformer/multi_token_prediction.py:396-397 (layer id of the last decoder layer)"
+)
 DUALPIPEV_GAP = (
     "not estimated: multi-token prediction layers under --schedules-method dualpipev "
     "(MindSpeed-LLM builds them on the first stage, whose dualpipev chunks are not modelled)"
@@ -45,8 +57,10 @@ DUALPIPEV_GAP = (
 
 
 def mtp_count(cfg: TrainingConfig) -> int:
-    """MTP layers the config builds: --mtp-num-layers, or MindFormers mtp_depth."""
-    for name in ("mtp_layers", "mtp_depth"):
+    """MTP layers the config builds: --mtp-num-layers, MindFormers mtp_depth, or on the mcore
+    path its other names (num_nextn_predict_layers, mtp_num_layers), which legacy models ignore."""
+    mcore = cfg.get("framework") == "mindformers" and cfg.get("use_legacy") is False
+    for name in ("mtp_layers", "mtp_depth", *(("mtp_num_layers",) if mcore else ())):
         value = cfg.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
@@ -80,10 +94,10 @@ def fuser_bytes(inp: Inputs) -> float:
 
 
 def moe_layers(inp: Inputs, count: int) -> int:
-    """How many of the MTP layers are MoE layers: Megatron builds each as the decoder's last
-    layer; MindFormers gives them the layer ids after the decoder's."""
+    """How many of the MTP layers are MoE layers: Megatron and MindFormers' mcore models build
+    each as the decoder's last layer; MindFormers' legacy models give them the ids after it."""
     if inp.moe is None or not count or inp.layers is None:
         return 0
-    if inp.framework == "mindformers":
+    if inp.mtp_in_offset:
         return inp.moe.count(inp.layers, count)
     return count if inp.moe.is_moe(inp.layers - 1) else 0
