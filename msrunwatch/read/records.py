@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
+from msrunwatch.core.compat import zip_strict
 from msrunwatch.read import shortcuts
 from msrunwatch.read.around import Around
 from msrunwatch.read.facts import FileRole, Hit
@@ -63,6 +64,9 @@ class Records:
         self._last_fault: tuple[int, str] | None = None
         """The latest fault line with nothing normal (progress, an end) after it."""
         self._pending: list[Hit] = []
+        """The fallback findings of the open record, waiting for it to end."""
+        self._levels: dict[HitKey, int] = {}
+        """How readily each waiting finding yields (rules.matcher.LineMatch.fallback)."""
         self._fired = False
         """A rule matched the line being read."""
         self._under: frozenset[str] = frozenset()
@@ -99,12 +103,13 @@ class Records:
         if self._deferred is not None:
             self._flush_deferred()
         if self._pending:
-            levels = {h.rule: self.matcher.fallback_level(h.rule) for h in self._pending}
-            keep = min(levels.values())
-            for hit in self._pending:
-                if levels[hit.rule] == keep:
+            levels = [self._levels.get(hit_key(h), 1) for h in self._pending]
+            keep = min(levels)
+            for hit, level in zip_strict(self._pending, levels):
+                if level == keep:
                     self._keep(hit)
         self._pending.clear()
+        self._levels.clear()
         self._record_specific = False
         self._under = frozenset()
 
@@ -172,18 +177,20 @@ class Records:
             self._fired = True  # said even when not under its heading: a repeat is read again
             if found.rule.under is not None and found.rule.id not in self._under:
                 continue
-            if fallbacks and not found.rule.fallback:
+            if fallbacks and not found.fallback:
                 continue
             if not exact:
                 when = self.date()
-            if found.rule.fallback and self._record_specific:
+            if found.fallback and self._record_specific:
                 continue  # a specific rule fired on the record: no fallback finding stands
             hit = _hit(found, text, lineno, offset, when, exact)
-            if found.rule.fallback:
+            if found.fallback:
                 self._pending.append(hit)
+                self._levels[hit_key(hit)] = found.fallback
             else:
                 self._record_specific = True
                 self._pending.clear()
+                self._levels.clear()
                 self._keep(hit)
 
     def _keep(self, hit: Hit) -> None:
@@ -224,6 +231,7 @@ class Records:
             elif len(self._hits) < MAX_DISTINCT_HITS:
                 self._hits[key] = replace(hit, line=hit.line + shift, count=count)
         self._pending.extend(replace(h, line=h.line + shift) for h in later._pending)
+        self._levels.update(later._levels)
 
     def _findings(self) -> tuple[Hit, ...]:
         """Every finding so far, the waiting fallback ones included, in line order."""

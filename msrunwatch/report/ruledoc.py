@@ -113,6 +113,8 @@ def page(rule: Rule, cases: Sequence[tuple[str, bool]]) -> str:
         lines += ["", "Match:", f"  {rule.pattern}"]
     if rule.when is not None:
         lines += ["", "When:", f"  {rule.when.source}"]
+    if rule.fallback_when is not None:
+        lines += ["", "Yields to others on its record when:", f"  {rule.fallback_when.source}"]
     lines += ["", "Message:", f"  {rule.message}"]
     for title, text in (("Why it matters", rule.doc), ("What to do", rule.hint)):
         if text:

@@ -176,7 +176,7 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
         if names is not None and name not in names:
             line, col = pos.of(("at",))
             raise RuleError(path, f"at names unknown setting {name!r}", line, col, rule_id)
-    for key in ("when", "ranks"):
+    for key in ("when", "ranks", "fallback_when"):
         _expr(path, data, pos, key, names)
     for key in ("message", "hint"):
         problem = check_template(data.get(key, ""), names)
@@ -237,6 +237,7 @@ def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False)
         evidence=data.get("evidence", "last-line"),
         at=_names_list(data.get("at", ())),
         fallback={False: 0, True: 1, "last": 2}[data.get("fallback", False)],
+        fallback_when=_expr(path, data, pos, "fallback_when", None, lazy=trusted),
         hint=data.get("hint", ""),
         doc=data.get("doc", ""),
         references=tuple(data.get("references", ())),

@@ -37,6 +37,9 @@ class LineMatch:
     """The value of the rule's subject capture, if it has one and it matched."""
     overrides: tuple[tuple[str, str], ...] = ()
     """From the rule's lookup table: the row's category, role, title and hint."""
+    fallback: int = 0
+    """How readily this finding yields to others on its record: the rule's `fallback`,
+    or 1 when its `fallback_when` holds for this match."""
 
 
 class LineMatcher:
@@ -45,7 +48,6 @@ class LineMatcher:
     def __init__(self, rules: Sequence[Rule], clock: Clock = CPU_CLOCK) -> None:
         self.rules = [r for r in rules if r.scope is Scope.LINE and r.pattern is not None]
         self._prefilter = Prefilter(r.pattern for r in self.rules if r.pattern is not None)
-        self._fallback = {r.id: r.fallback for r in self.rules}
         self.budget = Budget(clock)
         """Time spent per rule, per file and per run, and the lines given up on."""
         self._always = frozenset(self._prefilter.always)
@@ -151,10 +153,6 @@ class LineMatcher:
             return True
         lowered = line.lower()
         return any(literal in lowered for literal in folded)
-
-    def fallback_level(self, rule_id: str) -> int:
-        """How readily a rule yields to others on the same record (0: never)."""
-        return self._fallback.get(rule_id, 0)
 
     def reading(self, key: str) -> None:
         """The lines matched from now on are of this file (for its budget and its record of
@@ -386,7 +384,10 @@ def _evaluate(
     subject = captures.get(rule.subject.capture) if rule.subject else None
     overrides = tuple((k, row[k]) for k in OVERRIDES if row and row.get(k))
     key = fingerprint(rule.id, message)
-    return LineMatch(rule, message, key, tuple(captures.items()), subject, overrides)
+    yields = rule.fallback
+    if not yields and rule.fallback_when is not None and rule.fallback_when.truth(env):
+        yields = 1
+    return LineMatch(rule, message, key, tuple(captures.items()), subject, overrides, yields)
 
 
 def _reads_text(rule: Rule) -> bool:
@@ -395,8 +396,9 @@ def _reads_text(rule: Rule) -> bool:
     names = template_names(rule.message)
     if names is None:
         return True
-    if rule.when is not None:
-        names = names | rule.when.names
+    for condition in (rule.when, rule.fallback_when):
+        if condition is not None:
+            names = names | condition.names
     return "text" in names
 
 

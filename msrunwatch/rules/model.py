@@ -90,6 +90,10 @@ class Rule:
     fallback: int = 0
     """0: always fires; 1: only when no non-fallback rule fired on the same log record;
     2 (`last`): only when no other rule at all fired on it."""
+    fallback_when: Expr | None = None
+    """Line scope: a match for which this holds (over its captures) is a fallback one, as
+    with `fallback: true`: one rule reads a code's bare header and its detail line, and the
+    header's finding yields to the detail's on the same record, under the same rule id."""
     hint: str = ""
     doc: str = ""
     references: tuple[str, ...] = ()

@@ -55,6 +55,7 @@ def test_a_good_rule_loads(tmp_path: Path) -> None:
         (GOOD + "when: what == 'memory' and\n", 7, 7, "when: invalid syntax"),
         (GOOD + "when: what.__class__\n", 7, 7, "when: attribute access is not allowed"),
         (GOOD + "when: size > 3\n", 7, 7, "when: unknown name 'size'"),
+        (GOOD + "fallback_when: size > 3\n", 7, 16, "fallback_when: unknown name 'size'"),
         (
             GOOD.replace("'out of {what}'", "'out of {where}'"),
             6,
@@ -81,6 +82,7 @@ def test_a_good_rule_loads(tmp_path: Path) -> None:
         "bad-syntax",
         "attribute",
         "unknown-name",
+        "fallback-when-unknown-name",
         "bad-placeholder",
         "id-vs-file",
         "missing-match",

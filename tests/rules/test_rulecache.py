@@ -32,7 +32,7 @@ def shape(rule: Rule) -> dict[str, Any]:
     tables by content)."""
     fields = dict(vars(rule))
     fields.pop("match", None)  # compiled on first use
-    for key in ("when", "ranks"):
+    for key in ("when", "ranks", "fallback_when"):
         fields[key] = None if fields[key] is None else fields[key].source
     if rule.peer is not None:
         fields["peer"] = (rule.peer.rank.source, rule.peer.suspect, rule.peer.if_ended,

@@ -60,6 +60,7 @@ def rules_digest(rules: Sequence[Rule]) -> str:
     extracted with another rule set are told apart."""
     parts = sorted(
         f"{r.id}\t{r.pattern}\t{r.message}\t{r.fallback}\t{r.at}\t{r.subject}\t{r.lookup}"
+        + (f"\t{r.fallback_when.source}" if r.fallback_when is not None else "")
         for r in rules
         if r.scope is Scope.LINE
     )
