@@ -394,6 +394,8 @@ CONFIG = {
     "stage": "MindSpeed-LLM --stage (sft, dpo, ...)",
     "moe_config_experts": "MindFormers top-level moe_config.expert_num (what check_rules reads)",
     "mtp_depth": "MindFormers model_config.mtp_depth (multi-token prediction layers)",
+    "mtp_mem_efficient_logits": "MindSpeed-LLM --mtp-mem-efficient-logits (the cross-entropy "
+    "frees the bf16 logits once it has their fp32 copy)",
     "mtp_num_layers": "MindFormers model_config.num_nextn_predict_layers / mtp_num_layers (the "
     "mcore names of mtp_depth; legacy models ignore them)",
     "pet_type": "MindFormers pet_config.pet_type (lora, ...): parameter-efficient fine-tuning",

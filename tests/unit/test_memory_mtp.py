@@ -117,3 +117,16 @@ def test_a_mcore_mtp_layer_after_a_moe_layer_is_a_moe_layer() -> None:
     added = (est.stages[1].params or 0) - (plain.stages[1].params or 0)
     moe_layer = 4 * H * H + 2 * H + 4 * 3 * H * 512 + H * 4  # attention, norms, experts, router
     assert added == moe_layer + FUSER + V * H
+
+
+def test_mtp_mem_efficient_logits_frees_the_bf16_logits_of_every_cross_entropy() -> None:
+    # MindSpeed-LLM cross_entropy.py: the bf16 logits' storage is released once cast to fp32,
+    # so each cross-entropy (the main one and the MTP layer's) holds 4 B per logit, not 6
+    mtp = dense(mtp_layers=1)
+    efficient = dense(mtp_layers=1, mtp_mem_efficient_logits=True)
+    ce = mtp.stages[1].cross_entropy_mib or 0
+    assert ce == 2 * 6 * 4096 * V / MIB
+    assert efficient.stages[1].cross_entropy_mib == ce * 4 / 6
+    assert efficient.stages[0].cross_entropy_mib == 0.0
+    without_mtp = dense(mtp_mem_efficient_logits=True)
+    assert without_mtp.stages[1].cross_entropy_mib == dense().stages[1].cross_entropy_mib

@@ -122,6 +122,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--use-megatron-fsdp": ("fsdp", TRUE),
     "--optimizer-cpu-offload": ("optimizer_offload", TRUE),
     "--mtp-num-layers": ("mtp_layers", INT),
+    "--mtp-mem-efficient-logits": ("mtp_mem_efficient_logits", TRUE),
     "--schedules-method": ("schedules_method", STR),
     "--fp8-format": ("fp8", STR),
     # DeepSpeed behind Megatron-DeepSpeed

@@ -235,7 +235,9 @@ def _note_pipeline_assumptions(inp: Inputs, ctx: Context, notes: Notes) -> None:
     else:
         notes.assume("1F1B: stage i holds min(p - i, m) micro-batches")
     if ctx.terms and ctx.terms.cross_entropy_mib is not None:
-        notes.assume("last-stage CE term 6*s*b*V/t (Megatron fp32 logits) uncalibrated, +-10%")
+        notes.assume(
+            f"last-stage CE term {inp.ce_bytes}*s*b*V/t (Megatron fp32 logits) uncalibrated, +-10%"
+        )
     notes.assume(f"actual = {FRAGMENTATION} x used (measured fragmentation 1.031-1.036)")
 
 

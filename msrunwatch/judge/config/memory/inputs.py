@@ -61,6 +61,9 @@ class Inputs:
     """The low end of the vocabulary when only a range is known (`vocab` is the high end)."""
     mla: MLA | None = None
     """Multi-head latent attention (DeepSeek-V2/V3), None for plain attention."""
+    ce_bytes: int = 6
+    """Bytes per logit the cross-entropy holds: the bf16 logits and their fp32 copy, or the
+    fp32 copy alone under MindSpeed-LLM --mtp-mem-efficient-logits (_ce_bytes)."""
     mtp_in_offset: bool = False
     """MindFormers' legacy models (use_legacy not False) place num_layers + mtp_depth layers by
     offset, the MTP layers taking the ids after the decoder's (memory/mtp.py); the mcore path
@@ -227,10 +230,40 @@ def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
         act_recompute=_flag(cfg, "recompute_activation_function") is True,
         mla=read_mla(cfg, notes),
         mtp_in_offset=framework == "mindformers" and _flag(cfg, "use_legacy") is not False,
+        ce_bytes=_ce_bytes(cfg, notes),
     )
     if experts is not None and experts > 1:
         inp = replace(inp, moe=read_moe(cfg, framework, inp.ffn, tp, notes))
     return inp
+
+
+MTP_EFFICIENT_LOGITS = (
+    "Ascend/MindSpeed-LLM@c77308a1 mindspeed_llm/features_manager/transformer/mtp.py:11-15, 40-46 "
+    "('Optimize ce_loss memory when use mtp block': patches VocabParallelCrossEntropy."
+    "calculate_logits_max) and mindspeed_llm/core/tensor_parallel/cross_entropy.py:6-16 "
+    "('release the bf16 space to save memory')"
+)
+
+
+def _ce_bytes(cfg: TrainingConfig, notes: Notes) -> int:
+    """Bytes per logit element the cross-entropy holds (MTP_EFFICIENT_LOGITS).
+
+    Megatron's vocab-parallel cross-entropy casts the bf16 logits to fp32 and keeps both (2 + 4
+    bytes). MindSpeed-LLM's --mtp-mem-efficient-logits, registered with its MTP feature, frees
+    the bf16 logits' storage once they are cast (untyped_storage().resize_(0)): 4 bytes, for
+    every cross-entropy of the model (the patch replaces the one function all of them call).
+    """
+    if _flag(cfg, "mtp_mem_efficient_logits") is not True:
+        return 6
+    layers = cfg.get("mtp_layers")
+    if not isinstance(layers, int) or isinstance(layers, bool) or layers < 1:
+        notes.assume("--mtp-mem-efficient-logits without --mtp-num-layers: not counted")
+        return 6
+    notes.assume(
+        "--mtp-mem-efficient-logits: each cross-entropy frees the bf16 logits once cast to fp32, "
+        "4 B per logit instead of 6 (MindSpeed-LLM mtp.py, cross_entropy.py at c77308a1)"
+    )
+    return 4
 
 
 def _swiglu(cfg: TrainingConfig, framework: str, notes: Notes) -> bool:

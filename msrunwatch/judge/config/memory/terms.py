@@ -122,7 +122,7 @@ def layer_terms(inp: Inputs, notes: Notes) -> LayerTerms | None:
     attention = (8 * h + 8 + masks) / sp_div + qkv + core
     freed = act_fn if inp.act_recompute else 0.0
     kept = attention + mlp - freed
-    ce = None if inp.vocab is None else 6 * tokens * inp.vocab / inp.tp / MIB
+    ce = None if inp.vocab is None else inp.ce_bytes * tokens * inp.vocab / inp.tp / MIB
     _note_activation_assumptions(inp, notes)
     grads = (6 if inp.swiglu else 4) * f / inp.tp
     ring = 16 * g * d / inp.tp if inp.cp > 1 else 0.0
