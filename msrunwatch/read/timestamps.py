@@ -10,18 +10,18 @@ import calendar
 import time
 from datetime import datetime, timezone
 
-import regex
-
 from msrunwatch.core.numbers import to_int
+from msrunwatch.rules.programs import regex_compiled
 
-_GLOG = regex.compile(
+_GLOG = (
     r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)-(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
     r"\.(?P<a>\d{1,3})\.(?P<b>\d{0,3})"
 )
-_ISO = regex.compile(
+_ISO = (
     r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)[ T](?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
     r"(?:[.,](?P<frac>\d{1,6}))?"
 )
+"""The two stamps, `regex` patterns compiled on first use through rules.programs."""
 
 
 YEARS = (1900, 2999)
@@ -65,7 +65,7 @@ def parse_glog(text: str) -> float | None:
 
 
 def _parse_glog_slow(text: str) -> float | None:
-    m = _GLOG.match(text)
+    m = regex_compiled(_GLOG).match(text)
     if m is None:
         return None
     base = _seconds(m["y"], m["mo"], m["d"], m["h"], m["mi"], m["s"])
@@ -80,7 +80,7 @@ def _parse_glog_slow(text: str) -> float | None:
 
 def parse_iso(text: str) -> float | None:
     """Parse `2025-04-07 15:34:29,173` (MindFormers) or `2025-08-01 07:19:37` (Megatron)."""
-    m = _ISO.search(text)
+    m = regex_compiled(_ISO).search(text)
     if m is None:
         return None
     base = _seconds(m["y"], m["mo"], m["d"], m["h"], m["mi"], m["s"])

@@ -13,8 +13,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from msrunwatch.core.errors import ExprError, RuleError, YamlError
 from msrunwatch.core.fileio import read_capped
 from msrunwatch.core.positions import Positions
@@ -29,6 +27,7 @@ from msrunwatch.rules.vocab import CATEGORIES, Blame, Effect, Refers, Role, Seve
 from msrunwatch.schemas import files
 
 if TYPE_CHECKING:
+    import regex
     from jsonschema import ValidationError
 
 CASES_SUFFIX = ".cases.yaml"
@@ -193,6 +192,8 @@ def _compile_bounded(
     """A user's pattern (`match`, or `under`'s heading), compiled only once its size is
     known to be bounded: the `regex` module expands counted repeats while compiling, beyond
     any time or memory limit."""
+    import regex  # a user's rule is validated: its errors are regex's
+
     line, col = pos.of((key,))
     problem = pattern_problem(pattern)
     if problem is not None:

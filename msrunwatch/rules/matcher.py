@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Optional
-
-import regex
+from typing import TYPE_CHECKING, Optional
 
 from msrunwatch.core.compat import dataclass
 from msrunwatch.core.memo import MEMO, MEMO_LINE
@@ -21,8 +19,12 @@ from msrunwatch.rules.prefilter import (
     capture_literals,
     required_literals,
 )
+from msrunwatch.rules.programs import VERSION1, regex_or_none
 from msrunwatch.rules.tables import OVERRIDES
 from msrunwatch.rules.template import fingerprint, render, template_names
+
+if TYPE_CHECKING:
+    import regex
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,9 +423,8 @@ def _first_gate(rule: Rule) -> frozenset[str] | None:
     found = None if rule.pattern is None else first_characters(rule.pattern)
     if found is None:
         return None
-    try:
-        first = regex.compile(found, regex.VERSION1)
-    except regex.error:
+    first = regex_or_none(found, VERSION1)
+    if first is None:
         return None
     return frozenset(chr(c) for c in range(128) if first.match(chr(c)))
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-
-import regex
+from typing import TYPE_CHECKING
 
 from msrunwatch.core.compat import StrEnum
 from msrunwatch.rules.expr import Expr
+from msrunwatch.rules.programs import VERSION1, regex_compiled
 from msrunwatch.rules.tables import Lookup
 from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity
+
+if TYPE_CHECKING:
+    import regex
 
 
 class Scope(StrEnum):
@@ -110,5 +113,6 @@ class Rule:
 
 
 def compile_pattern(pattern: str) -> regex.Pattern[str]:
-    """A rule pattern as the engine runs it (the `regex` module's version 1 syntax)."""
-    return regex.compile(pattern, regex.VERSION1)
+    """A rule pattern as the engine runs it (the `regex` module's version 1 syntax),
+    compiled through rules.programs (remembered between runs)."""
+    return regex_compiled(pattern, VERSION1)  # type: ignore[no-any-return]

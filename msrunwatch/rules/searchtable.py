@@ -21,14 +21,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
-
-import regex
+from typing import TYPE_CHECKING, Any
 
 from msrunwatch.core.errors import RuleError
 from msrunwatch.core.fileio import FileTooLarge, read_capped
 from msrunwatch.rules.prefilter import analysed
+from msrunwatch.rules.programs import VERSION1, regex_compiled
 from msrunwatch.rules.rulecache import document
+
+if TYPE_CHECKING:
+    import regex
 
 TABLE_SUFFIX = ".table.yaml"
 REQUIRED = ("match", "category", "classified_from", "source")
@@ -38,13 +40,14 @@ MAX_ENTRIES = 10_000
 
 Entry = tuple["regex.Pattern[str]", Mapping[str, str]]
 
-_SENTENCE_STOP = regex.compile(r"\.(?!\w)")
+_SENTENCE_STOP = r"\.(?!\w)"
+"""A full stop no letter or digit follows (compiled on first use, through rules.programs)."""
 
 
 def readings(value: str) -> tuple[str, ...]:
     """The texts a value is searched in: as written and, when it has sentence stops (a full
     stop no letter or digit follows), without them; a stop ends a sentence, not a code."""
-    bare = _SENTENCE_STOP.sub("", value)
+    bare = regex_compiled(_SENTENCE_STOP).sub("", value)
     return (value,) if bare == value else (value, bare)
 
 
@@ -119,7 +122,7 @@ def read_table(path: Path, rule: str, what: str, limit: int) -> str:
 
 
 def _compile(pattern: str) -> regex.Pattern[str]:
-    return regex.compile(pattern, regex.VERSION1)
+    return regex_compiled(pattern, VERSION1)  # type: ignore[no-any-return]
 
 
 def load_search_table(path: Path, rule: str, check: bool = True) -> SearchTable:
@@ -149,9 +152,12 @@ def _entry(
     if missing or unknown:
         said = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
         raise RuleError(path, f"entry: {said}", line, col, rule)
+    if not check:
+        return entry
+    import regex  # a table being checked: its errors are regex's
+
     try:
-        if check:
-            _compile(entry["match"])
+        _compile(entry["match"])
     except regex.error as exc:
         raise RuleError(path, f"entry match is not a valid regex: {exc}", line, col, rule) from None
     return entry
