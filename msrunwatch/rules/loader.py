@@ -8,6 +8,7 @@ condition and the message's placeholders).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -60,17 +61,42 @@ def rule_files(paths: Iterable[Path]) -> list[Path]:
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found.extend(
-                p
-                for p in sorted(path.rglob("*.yaml"))
-                if not p.name.endswith((CASES_SUFFIX, TABLE_SUFFIX))
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
+            under: list[tuple[tuple[str, ...], Path]] = []
+            _walk(path, (), under)
+            found.extend(p for _, p in sorted(under, key=lambda item: item[0]))
         elif path.exists():
             found.append(path)
         else:
             raise RuleError(path, "no such file or directory")
     return found
+
+
+def _walk(
+    directory: Path, parts: tuple[str, ...], found: list[tuple[tuple[str, ...], Path]]
+) -> None:
+    """The rule files under directory, with their parts below the root: what
+    `sorted(root.rglob("*.yaml"))` finds, less cases, tables and anything under a name that
+    starts with a dot (a hidden directory is not walked). As rglob, it does not follow a
+    link to a directory, takes any entry whose name matches (a link to a file, a broken
+    one), and passes over a directory it may not read. A tenth of what rglob costs: the
+    built-in pack's 500 files and 23 directories were 35 M instructions of a cold start."""
+    try:
+        with os.scandir(directory) as entries:
+            listed = [(e.name, _is_real_dir(e)) for e in entries if not e.name.startswith(".")]
+    except PermissionError:
+        return
+    for name, is_dir in listed:
+        if name.endswith(".yaml") and not name.endswith((CASES_SUFFIX, TABLE_SUFFIX)):
+            found.append(((*parts, name), directory / name))
+        if is_dir:
+            _walk(directory / name, (*parts, name), found)
+
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir() and not entry.is_symlink()
+    except OSError:
+        return False
 
 
 def _schema_error(error: ValidationError, data: Any, pos: Positions) -> tuple[str, tuple[int, int]]:
