@@ -50,10 +50,13 @@ AT_WORK = frozenset({"starting", "compiling", "training", "waiting"})
 """Statuses of a rank still at work, or waiting for msrun to stop it (by value)."""
 GONE = frozenset({"finished", "failed", "killed", "timed-out", "stopped"})
 """Statuses of a rank whose process has ended."""
-PER_FILE = 4 << 20
+PER_FILE = 1 << 20
 """Bytes read from one file per tick: large enough to catch up fast, small enough to share."""
-PER_TICK = 32 << 20
-"""Bytes read per tick in all: the bound on one tick's work while catching up."""
+PER_TICK = 4 << 20
+"""Bytes read per tick in all: the bound on one tick's work while catching up or falling
+behind (at 32 MiB the first tick of a 512-rank run read and scanned for seconds before
+anything was said). Files take turns: the next tick starts where this one's budget ran out,
+so no file waits for more than the backlog ahead of it in the ring."""
 RESCAN_S = 2.0
 """New files are looked for this often even without a file event (network file systems)."""
 JUDGE_S = 1.0
@@ -209,6 +212,8 @@ class LiveRun:
         self._grew_at: float | None = None
         """When a file last grew after the first catch-up (the engine's clock)."""
         self._caught_up_once = False
+        self._turn = 0
+        """Where the next tick starts reading in the ring of followed files (see PER_TICK)."""
         self._hung: dict[int, Hang] = {}
         """Ranks the last verdict called stalled: they stay so until their log moves on."""
         self._horizon = stall_after_s
@@ -342,10 +347,14 @@ class LiveRun:
             self._rescan()
             self._last_rescan = now
         budget, read, restarted = self.per_tick, 0, []
-        for key, tracked in self._files.items():
+        self._descriptors.next_round()
+        ring = self._ring()
+        for at, (key, tracked) in enumerate(ring):
             if budget <= 0:
-                tracked.behind = True
-                continue
+                self._turn = (self._turn + at) % len(ring)
+                for _, left in ring[at:]:
+                    left.behind = True
+                break
             n, restart = self._read(key, tracked, budget)
             budget -= n
             read += n
@@ -360,6 +369,12 @@ class LiveRun:
             quiet = self._quiet(now)
             return Update(self._previous, (), (), {}, read, behind, tuple(restarted), now, quiet)
         return self._judge(now, read, behind, restarted)
+
+    def _ring(self) -> list[tuple[Path, _Tracked]]:
+        """The followed files in reading order for this tick: from the one whose turn it is."""
+        files = list(self._files.items())
+        turn = self._turn % len(files) if files else 0
+        return files[turn:] + files[:turn]
 
     def _judge_due(self, now: float, behind: int) -> bool:
         """At once for urgent news; while catching up, once a JUDGE_S (what is read then
@@ -495,21 +510,31 @@ def descriptor_cap() -> int:
 
 class Descriptors:
     """The followed files holding a descriptor, least recently grown first: beyond the cap,
-    the oldest is released (it is opened again when it grows)."""
+    the oldest is released (it is opened again when it grows). When more files grow every
+    tick than the cap holds, the files already held keep theirs and the others are opened
+    for each read: releasing the least recently grown would release, each time, the file
+    read next (at 513 growing logs and a cap of 256, every read opened its file again)."""
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
-        self._held: OrderedDict[Path, FileTail] = OrderedDict()
+        self._held: OrderedDict[Path, tuple[FileTail, int]] = OrderedDict()
+        self.round = 0
+        """The tick now (`next_round`): when each held file last grew."""
+
+    def next_round(self) -> None:
+        self.round += 1
 
     def used(self, key: Path, tail: FileTail, grew: bool) -> None:
         """A file was just looked at: keep its descriptor if it has one, as the most recent
-        when it grew, releasing the oldest beyond the cap."""
+        when it grew, releasing the oldest beyond the cap (or this one, when every file
+        held grew this tick too)."""
         if not tail.holds_descriptor:
             self._held.pop(key, None)
             return
         if grew or key not in self._held:
-            self._held[key] = tail
+            self._held[key] = (tail, self.round)
             self._held.move_to_end(key)
         while len(self._held) > self.cap:
-            _, oldest = self._held.popitem(last=False)
-            oldest.release()
+            oldest, (_, grown) = next(iter(self._held.items()))
+            gone = key if grown == self.round else oldest
+            self._held.pop(gone)[0].release()
