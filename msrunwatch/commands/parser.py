@@ -61,7 +61,9 @@ class Parser(argparse.ArgumentParser):
         choice = message.partition("invalid choice: '")[2].partition("'")[0]
         options = message.partition("(choose from ")[2].rstrip(")").replace("'", "").split(", ")
         close = close_matches(choice, options, n=1) if choice else []
-        super().error(message + (f"; did you mean {close[0]!r}?" if close else ""))
+        if close:
+            super().error(f"{message}; did you mean {close[0]!r}?")
+        super().error(message + (choice_elsewhere(message, choice, self) if choice else ""))
 
 
 def unknown_options(given: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
@@ -133,6 +135,23 @@ def elsewhere(option: str, parser: argparse.ArgumentParser) -> str:
     return (
         f"; did you mean {close[0]!r} (an option of {', '.join(owners[close[0]])}, not of {here})?"
     )
+
+
+def choice_elsewhere(message: str, choice: str, parser: argparse.ArgumentParser) -> str:
+    """`; sarif output is from 'msrunwatch check' ...` when another command takes this value
+    for the same option: `check` reads the same logs and writes the CI formats, which a
+    triage user asks for by habit."""
+    option = message.partition("argument ")[2].partition(":")[0].rpartition("/")[2]
+    here = parser.prog.rpartition(" ")[2]
+    for action in build()._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for name, command in action.choices.items():
+            takes = (a for a in command._actions if option in a.option_strings and a.choices)
+            if name != here and any(choice in (a.choices or ()) for a in takes):
+                run = f"msrunwatch {name} DIR {option} {choice}"
+                return f"; {choice} output is from `msrunwatch {name}` ({run})"
+    return ""
 
 
 def build(only: str | None = None) -> Parser:

@@ -121,7 +121,8 @@ def render(report: Report, args: argparse.Namespace) -> str:
 
 
 FORMATS = "text: the verdict, a table of ranks and the findings; json: the report's contract "
-FORMATS += "(see the README); markdown: the same for a bug report or a CI job summary"
+FORMATS += "(see the README); markdown: the same for a bug report or a CI job summary "
+FORMATS += "(SARIF, JUnit, GitHub and GitLab annotations: `msrunwatch check DIR --format ...`)"
 
 
 def add(sub: Any) -> None:

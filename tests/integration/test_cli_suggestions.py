@@ -3,6 +3,7 @@ one, from the subcommand that was meant; -v says which settings and rules were u
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -192,3 +193,22 @@ def test_an_empty_standard_input_is_named_stdin(capsys: pytest.CaptureFixture[st
             assert main([command, "-"]) == 2
         err = capsys.readouterr().err
         assert err == "msrunwatch: error: <stdin>: not an msrun or MindSpore log\n", err
+
+
+def test_a_ci_format_asked_of_triage_names_the_command_that_writes_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`triage --format sarif` (trial #34): SARIF is `check`'s, which reads the same logs;
+    the error says so in its one line, exit code 2 as for any bad usage, and the command it
+    names writes SARIF of this run."""
+    code, err = error_of(["triage", str(OOM / "msrun_log"), "--format", "sarif"], capsys)
+    last = err.rstrip().splitlines()[-1]
+    assert code == 2 and err.startswith("usage: msrunwatch triage"), err
+    assert last.endswith(
+        "; sarif output is from `msrunwatch check` (msrunwatch check DIR --format sarif)"
+    ), last
+    code, err = error_of(["triage", str(OOM / "msrun_log"), "--format", "xml"], capsys)
+    assert code == 2 and "msrunwatch check" not in err, err  # nobody writes xml
+    assert main(["check", str(OOM / "msrun_log"), "--format", "sarif"]) == 1
+    sarif = json.loads(capsys.readouterr().out)
+    assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"], sarif
