@@ -6,7 +6,7 @@ RunState); this module only fills them in.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ from msrunwatch.core.numbers import median
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Occurrence, Status
 from msrunwatch.judge.sightings import Sighting
+from msrunwatch.judge.statuses import still_hung
 from msrunwatch.read.facts import Hit
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.expr import RememberedCondition
@@ -26,6 +27,9 @@ STARTED = (Status.COMPILING, Status.TRAINING, Status.FINISHED)
 RUNNING = ("starting", "compiling", "training")
 FIRST_SILENT_S = 5.0
 """Ranks that went quiet within this many seconds of the first are named together."""
+HELD_AT_WORK = (*RUNNING, "waiting", "killed", "unknown")
+"""Statuses that do not end a hang an earlier live verdict named: waiting after another
+rank failed, or killed by msrun, is what a hung rank's quiet looks like (statuses.with_named)."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,10 @@ def _rank_state(
 
 
 def _figures(
-    states: Sequence[RankState], ctx: Context, seen: LineEvidence = NO_EVIDENCE
+    states: Sequence[RankState],
+    ctx: Context,
+    seen: LineEvidence = NO_EVIDENCE,
+    held: Collection[int] = (),
 ) -> RunFigures:
     compile_ms = _nums([s.compile_ms for s in states])
     steps = _nums([s.step for s in states])
@@ -161,18 +168,26 @@ def _figures(
             for s in states
             if s.status in RUNNING and s.silence_s is not None and s.silence_s < ctx.stall_after_s
         ),
-        silent_first_ranks=_silent_first(states, ctx),
+        silent_first_ranks=_silent_first(states, ctx, held),
         categories=list(seen.categories),
         behind_ranks=_behind(states),
     )
 
 
-def _silent_first(states: Sequence[RankState], ctx: Context) -> list[int]:
-    """When every running rank is silent, the ranks that went quiet first."""
-    running = [s for s in states if s.status in RUNNING and s.silence_s is not None]
+def _silent_first(
+    states: Sequence[RankState], ctx: Context, held: Collection[int] = ()
+) -> list[int]:
+    """When every rank still at work is silent, the ranks that went quiet first: those an
+    earlier live verdict named hung, if any still are (they were named while the others
+    still wrote, so whoever went quiet after them was waiting on them, however soon), else
+    those that went quiet within FIRST_SILENT_S of the first."""
+    hung = [s for s in states if s.rank in held and s.status in HELD_AT_WORK]
+    running = [s for s in states if s.status in RUNNING or s in hung]
     silences = [s.silence_s for s in running if s.silence_s is not None]
     if not silences or min(silences) < ctx.stall_after_s:
         return []
+    if hung:
+        return sorted(s.rank for s in hung)
     longest = max(silences)
     return sorted(
         s.rank
@@ -204,7 +219,7 @@ def run_figures(
 ) -> RunFigures:
     """Run-wide figures over every rank with a log, for run-scope rules."""
     states = [_rank_state(r, statuses[r.rank], ctx, seen) for r in run.ranks if r.rank in statuses]
-    return _figures(states, ctx, seen)
+    return _figures(states, ctx, seen, still_hung(run, ctx.hung))
 
 
 def rank_envs(
@@ -214,7 +229,7 @@ def rank_envs(
     hundred names, and 100,000 ranks' envs at once took 300 MiB (issue 21, defect 14)."""
     ranks = [r for r in run.ranks if r.rank in statuses]
     states = [_rank_state(r, statuses[r.rank], ctx, seen) for r in ranks]
-    shared = values(_figures(states, ctx, seen))
+    shared = values(_figures(states, ctx, seen, still_hung(run, ctx.hung)))
     stages = {k: values(_stage(states, k)) for k in {s.stage for s in states}}
     starts = [t for r in run.ranks if (t := r.first_time) is not None]
     age = ctx.now - min(starts) if ctx.now is not None and starts else None

@@ -19,9 +19,8 @@ from dataclasses import replace
 from msrunwatch.judge.conditions import Synthetic
 from msrunwatch.judge.model import RootCause, Status
 from msrunwatch.judge.sightings import Sighting
-from msrunwatch.judge.sweep import TIE_SECONDS, Clocks, first_lost, spoke_up, uncertainty
+from msrunwatch.judge.sweep import TIE_SECONDS, Clocks, FirstLost, spoke_up, uncertainty
 from msrunwatch.read.cluster import Group
-from msrunwatch.read.runstate import RunFacts
 from msrunwatch.rules.matcher import capture_value
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import rank_ranges
@@ -212,19 +211,15 @@ def _lowered(title: str) -> str:
 
 
 def fallback(
-    found: Sequence[Sighting],
-    extra: Sequence[Synthetic],
-    run: RunFacts | None = None,
-    clocks: Clocks | None = None,
+    found: Sequence[Sighting], extra: Sequence[Synthetic], lost: FirstLost | None
 ) -> RootCause | None:
-    """No rank logged a fault of its own: a run-level cause, the scheduler's word (unless
-    the rank it names logged its own timeouts: then it waited too, and is no cause; and,
-    given the run's facts, unless it lost others in the same sweep: judge.sweep), the
-    earliest error."""
+    """No rank logged a fault of its own: a run-level cause, the scheduler's word (`lost`:
+    sweep.first_lost, the rank it lost first, or of several lost in one sweep the one whose
+    log stopped first), unless the rank it names logged its own timeouts (then it waited
+    too, and is no cause), the earliest error."""
     for syn in extra:
         if syn.rule.role is Role.CAUSE and syn.rule.severity is Severity.ERROR:
             return run_level(syn.rule, syn.ranks, syn.message, _unprompted(syn.rule))
-    lost = first_lost(found, run, clocks)
     if lost is not None and not set(lost.ranks) & spoke_up(found):
         reason = _unprompted(lost.sighting.rule)
         return _cause(lost.sighting, lost.ranks, f"{reason}; {lost.why}" if lost.why else reason)

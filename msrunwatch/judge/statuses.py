@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from msrunwatch.judge.model import Status
 from msrunwatch.judge.sightings import Sighting
-from msrunwatch.judge.sweep import Clocks, first_lost, ranks_lost_first
+from msrunwatch.judge.sweep import FirstLost, ranks_lost_first
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.vocab import Effect, Role
 
@@ -33,7 +33,7 @@ def own_sightings(found: Sequence[Sighting]) -> dict[int, list[Sighting]]:
     return own
 
 
-def _lost(found: Sequence[Sighting]) -> set[int]:
+def scheduler_lost(found: Sequence[Sighting]) -> set[int]:
     """Ranks the scheduler lost (its first included)."""
     return {
         s.rank
@@ -165,12 +165,12 @@ def rank_statuses(
     found: Sequence[Sighting],
     silences: Mapping[int, float] | None,
     stall_after_s: float,
-    clocks: Clocks | None = None,
+    lost: FirstLost | None,
 ) -> Statuses:
     """Every rank's status; `silences` (live view) tells which ranks are still writing, and
-    which were heard of less than `stall_after_s` ago."""
-    lost = first_lost(found, run, clocks)
-    failed = _failed(own, run, _lost(found) | set(lost.ranks if lost else ()))
+    which were heard of less than `stall_after_s` ago; `lost`: the rank(s) the scheduler
+    lost first (sweep.first_lost, which the root cause reads too)."""
+    failed = _failed(own, run, scheduler_lost(found) | set(lost.ranks if lost else ()))
     quiet = {r for r, sights in own.items() if sights}
     first = ranks_lost_first(lost, quiet)
     writing = {r for r, s in (silences or {}).items() if s < WRITING_S}
@@ -236,6 +236,18 @@ def progress_mark(rank: RankFacts) -> Mark:
     lines = sum(f.progress.lines for f in rank.files if f.progress)
     c = rank.primary.compile
     return lines, c.count, c.started
+
+
+def still_hung(run: RunFacts, hung: Mapping[int, tuple[Mark, str]]) -> dict[int, str]:
+    """Ranks an earlier live verdict named hung whose progress has not moved since, with
+    why they were named (whether their own log since says otherwise is `with_named`'s to
+    judge)."""
+    held = {}
+    for n, (mark, why) in hung.items():
+        rank = run.rank(n)
+        if rank is not None and progress_mark(rank) == mark:
+            held[n] = why
+    return held
 
 
 def progressed_since(rank: RankFacts | None, when: float | None) -> bool:

@@ -21,20 +21,22 @@ from msrunwatch.judge.conditions import (
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.findings import findings
 from msrunwatch.judge.lostnode import lost_node
+from msrunwatch.judge.lostrank import as_lost, lost_ranks
 from msrunwatch.judge.model import Finding, FirstError, RankReport, Report, RootCause, Status
 from msrunwatch.judge.sightings import Sighting, sightings
 from msrunwatch.judge.statuses import (
     RANK_EFFECTS,
     Statuses,
     own_sightings,
-    progress_mark,
     progressed_since,
     rank_statuses,
+    scheduler_lost,
     silent_ranks,
+    still_hung,
     with_named,
     with_rank_effects,
 )
-from msrunwatch.judge.sweep import spoke_up
+from msrunwatch.judge.sweep import first_lost, spoke_up
 from msrunwatch.read.cluster import Group
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.expr import Expr
@@ -126,6 +128,7 @@ def _rank_report(
     own: Sequence[Sighting],
     host: str | None,
     ctx: Context,
+    lost: Mapping[int, FirstError],
 ) -> RankReport:
     if rank is None:
         estimate = ctx.estimate(number) if number >= 0 else None
@@ -146,7 +149,7 @@ def _rank_report(
         memory=next((x.memory for x in rank.files if x.memory), None),
         compile=f.compile if f.compile.count or f.compile.started or f.compile.stages else None,
         progress=progress,
-        first_error=_first_error(own),
+        first_error=_first_error(own) or lost.get(number),
         first_time=rank.first_time,
         last_time=rank.last_time,
         lines=rank.lines,
@@ -209,11 +212,7 @@ def _named(
     waited on (or received a bad chunk from) by its rule's `peer.effect`, the ranks a run
     rule with an effect names, and (live) the ranks named hung before whose progress has not
     moved since."""
-    named: dict[int, tuple[Status, str]] = {}
-    for n, (mark, why) in ctx.hung.items():
-        rank = run.rank(n)
-        if rank is not None and progress_mark(rank) == mark:
-            named[n] = (Status.STALLED, why)
+    named = {n: (Status.STALLED, why) for n, why in still_hung(run, ctx.hung).items()}
     for syn in extra:
         if syn.rule.effect in RANK_EFFECTS:
             named.update(dict.fromkeys(syn.ranks, (RANK_EFFECTS[syn.rule.effect], syn.message)))
@@ -243,9 +242,8 @@ def judge(
     by_id = {r.id: r for r in rules}
     found = sightings(run, by_id)
     silences = rank_silences(run, ctx)
-    statuses = rank_statuses(
-        run, own_sightings(found), found, silences, ctx.stall_after_s, ctx.clocks
-    )
+    lost = first_lost(found, run, ctx.clocks)  # the scheduler's word, for statuses and cause
+    statuses = rank_statuses(run, own_sightings(found), found, silences, ctx.stall_after_s, lost)
     plain = {r: s for r, (s, _) in statuses.items()}
     seen = LineEvidence.of(run, found)
     ranked = rank_sightings(rules, run, plain, ctx, seen)
@@ -258,9 +256,14 @@ def judge(
     hosts = {g.rank: g.host for g in run.registrations}
     host_of = {n: _host(run, n, hosts) for n in statuses}
 
+    gone = scheduler_lost(found)  # and, below, the ranks of a node lost whole
+
     def whole(cause: RootCause | None) -> RootCause | None:
         exits = {n: r.exit_code for n in statuses if (r := run.rank(n)) is not None}
-        return lost_node(cause, host_of, plain, spoke_up(found), exits, ctx.blind)
+        widened = lost_node(cause, host_of, plain, spoke_up(found), exits, ctx.blind)
+        if widened is not cause and widened is not None:
+            gone.update(widened.ranks)
+        return widened
 
     cause = rootcause.from_causes(found, ctx.clocks)
     by_peer = None if cause else rootcause.from_peers(found, plain, world, ctx.blind, _groups(run))
@@ -271,7 +274,7 @@ def judge(
     env = _run_env(state, figures)
     extra = run_findings(rules, run, env)
     if cause is None:
-        cause = whole(rootcause.fallback(found, extra, run, ctx.clocks))
+        cause = whole(rootcause.fallback(found, extra, lost))
         if cause is not None:
             state = _run_state(run, plain, found, cause, silences, ctx.blind, over, halted)
             extra = _told_again(extra, run_findings(rules, run, _run_env(state, figures)))
@@ -279,10 +282,12 @@ def judge(
     named_peer = by_peer if by_peer is not None and cause == by_peer else None
     peer = (named_peer, by_id[named_peer.rule]) if named_peer and named_peer.rule in by_id else None
     statuses = with_named(statuses, _named(run, ctx, plain, peer, extra), run, own)
+    unheard = lost_ranks(cause, gone, statuses, run, own)
+    statuses = as_lost(statuses, unheard, host_of)
     grouped = findings(found, cause, extra, by_id)
     ranks = tuple(
         _waiting_on(
-            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), host_of[n], ctx),
+            _rank_report(n, run.rank(n), statuses[n], own.get(n, []), host_of[n], ctx, unheard),
             cause,
         )
         for n in sorted(statuses)

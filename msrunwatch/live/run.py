@@ -45,6 +45,7 @@ from msrunwatch.read.runstate import RunFacts, assemble
 from msrunwatch.read.scan import FileScanner
 from msrunwatch.rules.matcher import LineMatcher
 from msrunwatch.rules.model import Rule
+from msrunwatch.rules.variables import STALL_CADENCES
 
 AT_WORK = frozenset({"starting", "compiling", "training", "waiting"})
 """Statuses of a rank still at work, or waiting for msrun to stop it (by value)."""
@@ -477,10 +478,11 @@ class LiveRun:
 
 
 def time_horizon(run: RunFacts, stall_after_s: float) -> float:
-    """The longest silence a rule compares with: --stall-after, or ten of the slowest rank's
-    step cadences (a rank is silent only after ten of its steps' time)."""
+    """The longest silence a rule compares with: --stall-after, or the slowest rank's step
+    cadence times the rules' `stall_cadences` (a rank is silent only after that many of its
+    steps' time)."""
     cadences = [f.progress.cadence_s for r in run.ranks for f in r.files if f.progress]
-    return max([stall_after_s, *(10 * c for c in cadences if c is not None)])
+    return max([stall_after_s, *(STALL_CADENCES * c for c in cadences if c is not None)])
 
 
 def held_hangs(report: Report, run: RunFacts) -> dict[int, Hang]:

@@ -46,6 +46,11 @@ LINE = {
 """Line scope: these plus every named group of `match` (numbers become numbers)."""
 
 
+STALL_CADENCES = 10
+"""The rules that judge silence compare it with this many step cadences (`stall_cadences`);
+the live view judges an ended run again until every file was quiet as long (live.run)."""
+
+
 @dataclass(slots=True)
 class RankState:
     """One rank's own state (slotted: the judge holds one per rank, 100,000 of them in a
@@ -131,6 +136,11 @@ class RunFigures:
     )
     stall_after_s: Number = var(
         "the stall threshold (msrunwatch --stall-after, 120 s by default)", 120.0
+    )
+    stall_cadences: int = var(
+        "a rank is silent only after this many of its steps' time too (silence_s over "
+        "stall_cadences * cadence_s): a slow but regular rank is not stalled",
+        STALL_CADENCES,
     )
     caught_up: bool = var(
         "every log was read to its end (always true in triage; false while the live view "

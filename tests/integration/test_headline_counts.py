@@ -14,7 +14,7 @@ from tests.support import FIXTURES
 HEADLINES = {
     "cpu_kill9_rank1": ("rank 1 was killed first: worker-killed (2 killed)", "msrun reported"),
     "synth_sigkill_console": ("rank 2 was killed first: worker-killed (4 killed)", "msrun"),
-    "cpu_2nodes_node1_killed": ("ranks 2-3 went down: node-timeout (3 killed, 1 failed)", ""),
+    "cpu_2nodes_node1_killed": ("ranks 2-3 failed: node-timeout (2 killed, 2 failed)", ""),
     "cpu_wrong_master_addr_all_nodes": ("ranks 0-1 timed out: network-error (2 timed-out)", ""),
     "cpu_rank1_never_registers": ("rank 1 was killed first: stalled", "rank 1's whole log"),
     "cpu_dp2_oom_alloc_failed": ("rank 1 failed first: oom (2 failed)", "logged about itself"),

@@ -45,6 +45,34 @@ def test_the_killed_node_is_the_root_cause_whole(name: str, rules: list[Rule]) -
 
 
 @pytest.mark.parametrize("name", sorted(KILLED))
+def test_each_rank_of_the_lost_node_says_what_is_known_of_it(name: str, rules: list[Rule]) -> None:
+    """Trial #29: a lost rank read `failed` (or `killed`, for the rank the scheduler did not
+    name) with an empty first error. Each now reads `failed`, lost, and its first error is
+    the root cause's category at the last line its own log holds (where it stopped)."""
+    logs, consoles = _inputs(name)
+    report = triage(logs, rules, consoles)
+    cause = report.root_cause
+    assert cause is not None
+    for row in (r for r in report.ranks if r.rank in KILLED[name][0]):
+        assert row.status is Status.FAILED, row
+        assert "lost" in row.status_reason or "scheduler" in row.status_reason, row
+        e = row.first_error
+        assert e is not None and (e.category, e.rule) == (cause.category, cause.rule), row
+        assert row.file is not None and (e.file, e.time) == (Path(row.file).name, row.last_time)
+        assert e.line == Path(row.log_dir or "", row.file).read_bytes().count(b"\n")
+
+
+def test_a_rank_named_by_its_peers_is_not_called_lost(rules: list[Rule]) -> None:
+    """The sender of a bad chunk (named by its peer, then stopped by msrun) keeps what its
+    peer said of it: it was not lost, and its first error stays empty."""
+    base = FIXTURES / "cpu_allreduce_shape_mismatch_rank1"
+    report = triage([str(base / "msrun_log")], rules, [str(base / "msrun_console.txt")])
+    row = report.ranks[1]
+    assert report.root_cause is not None and report.root_cause.ranks == (1,)
+    assert row.first_error is None and "expected 16 B" in row.status_reason, row
+
+
+@pytest.mark.parametrize("name", sorted(KILLED))
 def test_each_nodes_facts_name_the_same_lost_node(
     name: str, rules: list[Rule], tmp_path: Path
 ) -> None:

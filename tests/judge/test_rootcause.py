@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from msrunwatch.judge.conditions import Synthetic
 from msrunwatch.judge.rootcause import fallback, from_causes
+from msrunwatch.judge.sweep import first_lost
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.vocab import Blame, Effect, Role, Severity
 from tests.judge.builders import rule, seen
@@ -38,29 +39,31 @@ def test_a_scheduler_line_is_never_an_own_cause() -> None:
 
 def test_symptoms_only_fall_back_to_the_scheduler_then_the_earliest_error() -> None:
     found = [seen(TIMEOUT, 0, 1.0), seen(LOST, 3, 2.0, own=False)]
-    named = fallback(found, [])
+    named = fallback(found, [], first_lost(found))
     assert named is not None and named.ranks == (3,)
     assert named.reason == "lost (no rank logged a fault of its own)"  # LOST's title says who
-    earliest = fallback([seen(TIMEOUT, 0, 1.0), seen(TIMEOUT, 1, 1.5)], [])
+    timeouts = [seen(TIMEOUT, 0, 1.0), seen(TIMEOUT, 1, 1.5)]
+    earliest = fallback(timeouts, [], first_lost(timeouts))
     assert earliest is not None and earliest.ranks == (0, 1) and "earliest error" in earliest.reason
 
 
 def test_a_run_level_cause_comes_before_the_scheduler() -> None:
     silent = Rule("silent", "Ranks went silent", "stalled", Severity.ERROR, Scope.RUN, "m")
     found = [seen(LOST, 3, 2.0, own=False)]
-    cause = fallback(found, [Synthetic(silent, (2,), "rank 2 silent", ())])
+    cause = fallback(found, [Synthetic(silent, (2,), "rank 2 silent", ())], first_lost(found))
     assert cause is not None and cause.ranks == (2,) and cause.file is None
 
 
 def test_nothing_wrong_means_no_cause() -> None:
-    assert from_causes([]) is None and fallback([], []) is None
+    assert from_causes([]) is None and fallback([], [], first_lost([])) is None
 
 
 def test_the_scheduler_is_not_believed_about_a_rank_that_timed_out_itself() -> None:
     """The scheduler names the first rank whose heartbeat stopped; a rank that logged its
     own timeout was alive and waiting, so it is a victim, never the root cause."""
     found = [seen(TIMEOUT, 0, 1.0), seen(LOST, 0, 2.0, own=False)]
-    cause = fallback(found, [])
+    cause = fallback(found, [], first_lost(found))
     assert cause is not None and cause.rule == "timeout"  # the earliest error, not the scheduler
-    believed = fallback([seen(TIMEOUT, 1, 1.0), seen(LOST, 0, 2.0, own=False)], [])
+    other = [seen(TIMEOUT, 1, 1.0), seen(LOST, 0, 2.0, own=False)]
+    believed = fallback(other, [], first_lost(other))
     assert believed is not None and believed.rule == "lost" and believed.ranks == (0,)

@@ -13,6 +13,7 @@ from msrunwatch.judge.statuses import (
     silent_ranks,
     with_rank_effects,
 )
+from msrunwatch.judge.sweep import first_lost
 from msrunwatch.rules.vocab import Effect, Role, Severity
 from tests.judge.builders import rank, rule, run, seen
 
@@ -108,7 +109,8 @@ def test_rank_status(own, facts, run_failed, lost_first, writing, status) -> Non
 def test_the_scheduler_losing_a_rank_fails_the_run_and_names_the_first() -> None:
     lost = rule("lost", role=Role.SYMPTOM, effect=Effect.LOSE_FIRST, category="node-timeout")
     ranks = (rank(0), rank(1))
-    statuses = rank_statuses(run(*ranks), {}, [seen(lost, 1, 5.0, own=False)], None, 120.0)
+    found = [seen(lost, 1, 5.0, own=False)]
+    statuses = rank_statuses(run(*ranks), {}, found, None, 120.0, first_lost(found))
     assert statuses[1][0] is Status.FAILED
     assert statuses[0][0] is Status.KILLED
 
@@ -117,7 +119,7 @@ def test_expected_ranks_without_a_log_are_unknown_or_finished() -> None:
     r0 = rank(0, finished_line=3)
     facts = run(r0, unregistered=frozenset({2}))
     facts = type(facts)(**{**facts.__dict__, "expected_ranks": 3})
-    statuses = rank_statuses(facts, {}, [], None, 120.0)
+    statuses = rank_statuses(facts, {}, [], None, 120.0, None)
     assert statuses[1][0] is Status.UNKNOWN and statuses[2][0] is Status.FINISHED
 
 
@@ -127,11 +129,11 @@ def test_an_empty_log_is_starting_only_while_watched_and_nothing_failed() -> Non
     run, once another rank failed, or past --stall-after, an empty log is `unknown`."""
     empty, busy = rank(0, lines=0, first_time=None), rank(1)
     facts = run(empty, busy)
-    watched = rank_statuses(facts, {}, [], {0: 1.0, 1: 0.5}, 120.0)
+    watched = rank_statuses(facts, {}, [], {0: 1.0, 1: 0.5}, 120.0, None)
     assert watched[0] == (Status.STARTING, EMPTY_LIVE)
-    assert rank_statuses(facts, {}, [], None, 120.0)[0][0] is Status.UNKNOWN  # triage
-    assert rank_statuses(facts, {}, [], {0: 121.0, 1: 0.5}, 120.0)[0][0] is Status.UNKNOWN
-    failed = rank_statuses(facts, {1: [seen(OOM, 1, 1.0)]}, [], {0: 1.0, 1: 0.5}, 120.0)
+    assert rank_statuses(facts, {}, [], None, 120.0, None)[0][0] is Status.UNKNOWN  # triage
+    assert rank_statuses(facts, {}, [], {0: 121.0, 1: 0.5}, 120.0, None)[0][0] is Status.UNKNOWN
+    failed = rank_statuses(facts, {1: [seen(OOM, 1, 1.0)]}, [], {0: 1.0, 1: 0.5}, 120.0, None)
     assert failed[0][0] is Status.UNKNOWN and failed[1][0] is Status.FAILED
 
 

@@ -51,7 +51,7 @@ def test_the_log_that_went_silent_first_decides_within_a_sweep() -> None:
     assert lost is not None and lost.ranks == (1,)
     assert "ranks 0-1 in one sweep" in lost.why
     assert "rank 1's own log went silent first (42 ms before" in lost.why
-    cause = fallback(ONE_SWEEP, [], facts)
+    cause = fallback(ONE_SWEEP, [], first_lost(ONE_SWEEP, facts))
     assert cause is not None and cause.ranks == (1,) and "went silent first" in cause.reason
 
 
@@ -75,7 +75,7 @@ def test_ranks_silent_at_the_same_time_are_tied() -> None:
     found = scheduler(0, (0, 41.0), (1, 41.00002), (2, 41.00004))
     lost = first_lost(found, facts)
     assert lost is not None and lost.ranks == (0, 1) and "ranks 0-1 are tied" in lost.why
-    cause = fallback(found, [], facts)
+    cause = fallback(found, [], first_lost(found, facts))
     assert cause is not None and cause.ranks == (0, 1)
 
 
@@ -112,12 +112,12 @@ def test_a_sweep_with_a_ranks_own_fault_keeps_the_schedulers_word() -> None:
     found = [seen(OOM, 2, 9.0), *scheduler(2, (2, 41.0), (3, 41.00003))]
     lost = first_lost(found, facts)
     assert lost is not None and lost.ranks == (2,) and lost.why == ""
-    assert rank_statuses(facts, {2: [found[0]]}, found, None, 120.0)[3][0] is Status.KILLED
+    assert rank_statuses(facts, {2: [found[0]]}, found, None, 120.0, lost)[3][0] is Status.KILLED
 
 
 def test_the_status_of_the_rank_lost_first_says_why() -> None:
     facts = run(rank(0, last_time=10.424), rank(1, last_time=10.382))
-    statuses = rank_statuses(facts, {}, ONE_SWEEP, None, 120.0)
+    statuses = rank_statuses(facts, {}, ONE_SWEEP, None, 120.0, first_lost(ONE_SWEEP, facts))
     assert statuses[1][0] is Status.FAILED and "went silent first" in statuses[1][1]
     assert statuses[0][0] is Status.KILLED
 

@@ -1,0 +1,72 @@
+"""A rank that only waits for a stopped peer is its victim, not a co-culprit once it goes
+quiet too (trial #27: the live root cause widened from `rank 1` to `ranks 0-1`).
+
+fixtures/cpu_kill9_rank1 without msrun's console, written into a directory as it happened:
+rank 1 is SIGKILLed after step 4 (its log stops at 19:02:51); rank 0 writes on until
+19:02:54 (a peer closed its connection), then waits; the scheduler times out node 0 at
+19:03:20. The view names rank 1 hung while rank 0 still writes; rank 0 going quiet 2.6 s
+later, within run-stalled's 5 s of "went quiet together", does not make it a cause.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from msrunwatch.judge.model import Status
+from msrunwatch.live.run import LiveRun
+from msrunwatch.rules.model import Rule
+from tests.integration.test_live_honesty import Clock, Replay, judged, log_time, statuses
+from tests.support import FIXTURES
+
+KILLED = FIXTURES / "cpu_kill9_rank1" / "msrun_log"
+STALL_AFTER_S = 10.0
+
+
+def at(stamp: str) -> float:
+    when = log_time(f"):2026-11-25-{stamp} ".encode())
+    assert when is not None
+    return when
+
+
+@pytest.fixture
+def replay(tmp_path: Path, rules: list[Rule]) -> Iterator[tuple[Replay, LiveRun, Clock]]:
+    written = Replay(KILLED, tmp_path / "msrun_log")
+    clock = Clock()
+    live = LiveRun([str(written.target)], rules, stall_after_s=STALL_AFTER_S, clock=clock)
+    yield written, live, clock
+    live.close()
+
+
+def test_the_rank_named_first_stays_the_root_cause_when_its_waiter_goes_quiet(
+    replay: tuple[Replay, LiveRun, Clock],
+) -> None:
+    written, live, clock = replay
+    written.until(at("19:02:55.000"))
+    named = judged(live, clock, at("19:03:01.000"))  # rank 1 quiet 12 s, rank 0 for 9 s
+    assert named.root_cause is not None and named.root_cause.ranks == (1,)
+    assert statuses(named)[1] is Status.STALLED
+
+    quiet = judged(live, clock, at("19:03:08.000"))  # both quiet past --stall-after
+    assert quiet.root_cause is not None and quiet.root_cause.ranks == (1,), quiet.root_cause
+    assert "rank(s) 1 went quiet first" in quiet.root_cause.message
+    assert statuses(quiet) == {0: Status.TRAINING, 1: Status.STALLED}
+
+    written.until(at("19:03:30.000"))  # the scheduler times out node 0, its victim
+    ended = judged(live, clock, at("19:03:40.000"))
+    assert ended.root_cause is not None and ended.root_cause.ranks == (1,), ended.root_cause
+    assert statuses(ended)[1] is Status.STALLED
+    assert ended.ranks[0].waiting_on == (1,)
+
+
+def test_a_view_opened_once_both_are_quiet_cannot_tell_them_apart(
+    replay: tuple[Replay, LiveRun, Clock],
+) -> None:
+    """What decides above is what the view saw: opened after both went quiet, it has no
+    earlier verdict, and two ranks quiet within 5 s of each other are named together."""
+    written, live, clock = replay
+    written.until(at("19:02:55.000"))
+    quiet = judged(live, clock, at("19:03:08.000"))
+    assert quiet.root_cause is not None and quiet.root_cause.ranks == (0, 1)
