@@ -386,7 +386,33 @@ SWAP_ATTENTION = (
 
 
 def swap() -> Iterator[Row]:
-    for name, source, outcome in SWAP_ATTENTION:
+    yield from _outcome_rows("Swap-attention (outcomes)", SWAP_ATTENTION)
+
+
+# --- MindSpeed dualpipev: outcomes -------------------------------------------------------------
+
+DUALPIPEV = (
+    (
+        "public/ms_deepseek3_671b_512die_swap_optimizer.sh",
+        "MindSpeed-LLM e6db7630 (fix OOM issue in 512 die DeepSeek-V3-671B): the version before it",
+        "failed",
+    ),
+    (
+        "public/ms_deepseek3_671b_512die_full_recompute.sh",
+        "MindSpeed-LLM e6db7630 (the fix)",
+        "ran",
+    ),
+)
+"""Public dualpipev configs with their outcome (DeepSeek-V3 671B, PP 4 on 512 dies)."""
+
+
+def dualpipev() -> Iterator[Row]:
+    yield from _outcome_rows("DualPipeV (outcomes)", DUALPIPEV)
+
+
+def _outcome_rows(group: str, configs: tuple[tuple[str, str, str], ...]) -> Iterator[Row]:
+    """Each public config's peak against its budget, said to fall on its outcome's side or not."""
+    for name, source, outcome in configs:
         est = estimate(read_config(str(ROOT / "fixtures" / "configs" / name)))
         peak = est.peak
         share = (
@@ -400,7 +426,7 @@ def swap() -> Iterator[Row]:
         else:
             said = "estimated over" if over else "within budget"
             note = f"{outcome} upstream: {said}"
-        yield Row("Swap-attention (outcomes)", name, source, None, share, "of budget", note)
+        yield Row(group, name, source, None, share, "of budget", note)
 
 
 # --- MoE: experts, shared experts, router and latent attention, against published figures --
@@ -674,6 +700,7 @@ SECTIONS: tuple[Callable[[], Iterator[Row]], ...] = (
     moe,
     context_parallel,
     swap,
+    dualpipev,
     documented,
 )
 

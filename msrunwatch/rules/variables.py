@@ -442,8 +442,10 @@ CONFIG = {
     "tokenizer_type": "--tokenizer-type (the tokenizer class Megatron or MindSpeed-LLM builds)",
     "refused_choices": "list: `--arg value (did you mean ...?)` for each argument whose value is "
     "outside the fixed choices every known parser version accepts (data/megatron_choices.yaml)",
-    "schedules_method": "--schedules-method (MindSpeed-LLM: dualpipev puts the MTP layers on the "
-    "first stage)",
+    "schedules_method": "--schedules-method (MindSpeed dualpipev: 2 x PP chunks in a V, the head "
+    "and MindSpeed-LLM's MTP layers on the first stage)",
+    "dualpipev_dw_detach": "MindSpeed --dualpipev-dw-detach (weight gradients deferred in the "
+    "dualpipev cooldown)",
     "fp8": "--fp8-format",
     # the frameworks' own sizing (issue 20)
     "vocab_divisible_by": "--make-vocab-size-divisible-by (Megatron pads the tokenizer's "

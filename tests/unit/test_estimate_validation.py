@@ -114,3 +114,11 @@ def test_the_readme_table_is_the_bench_s() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     missing = [line for line in BENCH.table(ROWS).splitlines() if line not in readme]
     assert not missing, missing
+
+
+def test_dualpipev_outcomes_fall_on_the_right_side() -> None:
+    rows = [r for r in ROWS if r.group == "DualPipeV (outcomes)"]
+    assert [r.note for r in rows] == [
+        "failed upstream: estimated over",
+        "ran upstream: within budget",
+    ]

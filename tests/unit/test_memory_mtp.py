@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from msrunwatch.judge.config.memory import MIB, Estimate, estimate
-from msrunwatch.judge.config.memory.mtp import DUALPIPEV_GAP
 from msrunwatch.read.config.model import TrainingConfig, Value
 
 H, F, V = 1024, 4096, 32000
@@ -71,12 +70,17 @@ def test_the_mtp_layer_keeps_its_activations_whole_under_full_recompute() -> Non
     assert terms.layer_mib > 10 * terms.checkpoint_mib  # kept whole, not as a checkpoint
 
 
-def test_under_dualpipev_the_mtp_layer_is_left_out_and_the_figures_are_a_floor() -> None:
-    plain = dense()
+def test_under_dualpipev_the_mtp_layer_sits_on_the_first_rank_beside_the_head() -> None:
+    # MindSpeed-LLM builds the MTP layers with the last chunk, on rank 0 under dualpipev; the
+    # embedding there is the model's own (one table, shared with the MTP layer)
+    plain = dense(schedules_method="dualpipev")
     dual = dense(mtp_layers=1, schedules_method="dualpipev")
-    assert [s.params for s in dual.stages] == [s.params for s in plain.stages]
-    assert dual.not_estimated == (DUALPIPEV_GAP,)
-    assert dual.floor
+    assert dual.covers and not dual.not_estimated
+    assert dual.stages[1].params == plain.stages[1].params
+    added = (dual.stages[0].params or 0) - (plain.stages[0].params or 0)
+    assert added == LAYER + FUSER
+    ce = plain.stages[0].cross_entropy_mib or 0
+    assert ce > 0 and dual.stages[0].cross_entropy_mib == 2 * ce
 
 
 def test_mindformers_places_num_layers_plus_mtp_depth_by_offset() -> None:

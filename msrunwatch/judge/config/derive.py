@@ -15,6 +15,7 @@ from typing import Any
 from msrunwatch.judge.config.choices import refused_choices
 from msrunwatch.judge.config.memory import FRAGMENTATION, estimate
 from msrunwatch.judge.config.memory.budget import Degrees, usable
+from msrunwatch.judge.config.memory.dualpipev import dualpipev
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.judge.config.swapconflict import swap_recompute_conflicts
 from msrunwatch.judge.config.versions import Versions
@@ -94,6 +95,8 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
         unvalidated.append("MindSpeed --swap-optimizer (modelled from its documentation)")
     if config.get("tp_2d") is True and (_int(config.get("tp")) or 1) > 1:
         unvalidated.append("MindSpeed --tp-2d (modelled from its documentation)")
+    if dualpipev(config) and (_int(config.get("pp")) or 1) > 1:
+        unvalidated.append("MindSpeed dualpipev (modelled from its documentation and schedule)")
     return {
         "stage_layers": [s.layers for s in est.stages] if est.stages else None,
         "estimated_used_mb": round(peak.used_mib) if peak and peak.used_mib else None,

@@ -124,6 +124,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--mtp-num-layers": ("mtp_layers", INT),
     "--mtp-mem-efficient-logits": ("mtp_mem_efficient_logits", TRUE),
     "--schedules-method": ("schedules_method", STR),
+    "--dualpipev-dw-detach": ("dualpipev_dw_detach", TRUE),
     "--fp8-format": ("fp8", STR),
     # DeepSpeed behind Megatron-DeepSpeed
     "--deepspeed": ("deepspeed", TRUE),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from msrunwatch.judge.config.memory.budget import Degrees, usable
+from msrunwatch.judge.config.memory.dualpipev import DUALPIPEV_SHORT, chunk_layers
 from msrunwatch.judge.config.memory.features import Features, features
 from msrunwatch.judge.config.memory.inputs import Inputs, read_inputs
 from msrunwatch.judge.config.memory.layout import per_stage, recompute_plan, split_with_mtp
@@ -90,7 +91,7 @@ def _mtp_note(mtp: tuple[int, ...], terms: LayerTerms | None, notes: Notes) -> N
         f"multi-token prediction layers ({where}): a transformer layer of the model's kind "
         "kept whole (not recomputed), enorm, hnorm, eh_proj (2h x h / tp), a final norm, "
         f"an embedding copy unless on the first stage, cross-entropy x{1 + sum(mtp)} "
-        f"on the last stage{kept} ({MTP_SHORT})"
+        f"where the head is{kept} ({MTP_SHORT})"
     )
 
 
@@ -230,7 +231,9 @@ def _note_params_gaps(inp: Inputs, notes: Notes) -> None:
 
 def _note_pipeline_assumptions(inp: Inputs, ctx: Context, notes: Notes) -> None:
     """The schedule and last-stage assumptions, when they enter the numbers."""
-    if inp.vpp > 1:
+    if inp.dualpipev:
+        _dualpipev_note(inp, ctx, notes)
+    elif inp.vpp > 1:
         notes.assume("interleaved 1F1B: p*(v+1)-1-2i chunks in flight (unvalidated)")
     else:
         notes.assume("1F1B: stage i holds min(p - i, m) micro-batches")
@@ -239,6 +242,27 @@ def _note_pipeline_assumptions(inp: Inputs, ctx: Context, notes: Notes) -> None:
             f"last-stage CE term {inp.ce_bytes}*s*b*V/t (Megatron fp32 logits) uncalibrated, +-10%"
         )
     notes.assume(f"actual = {FRAGMENTATION} x used (measured fragmentation 1.031-1.036)")
+
+
+def _dualpipev_note(inp: Inputs, ctx: Context, notes: Notes) -> None:
+    """The V layout, the in-flight count and the range it sits in (memory/dualpipev.py)."""
+    c = chunk_layers(inp.layers or 0, inp.pp)
+    extra = ""
+    if ctx.terms is not None:
+        extra = f" (+{c * ctx.terms.layer_mib:,.1f} MiB with one chunk more, as a dense layer)"
+    notes.assume(
+        f"dualpipev: 2 x {inp.pp} chunks of {c} layers in a V, rank r holding chunks r and "
+        f"{2 * inp.pp - 1}-r, the embedding, the head, the loss"
+        f"{', the MTP layers' if any(ctx.mtp) else ''} on rank 0; "
+        f"{2 * inp.pp} chunks in flight on every rank = {inp.pp} micro-batches of its layers, up "
+        f"to one chunk more while a forward runs before the backward it overlaps{extra}; "
+        f"chunks' MoE and dense layers averaged (unvalidated; {DUALPIPEV_SHORT})"
+    )
+    if inp.micro_batches is not None and inp.micro_batches < 2 * inp.pp:
+        notes.problem(
+            f"{inp.micro_batches} micro-batches under dualpipev, which needs at least "
+            f"2 x pp = {2 * inp.pp} (MindSpeed dualpipev.md)"
+        )
 
 
 def _resolved(inp: Inputs) -> tuple[tuple[str, object], ...]:

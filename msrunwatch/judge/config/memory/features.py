@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from msrunwatch.judge.config.memory.mtp import DUALPIPEV_GAP, dualpipev, mtp_count
 from msrunwatch.read.config.entry import job_of_run_mode
 from msrunwatch.read.config.model import TrainingConfig
 
@@ -22,10 +21,11 @@ UNMODELLED: tuple[tuple[str, str], ...] = (
     ("config_file", "a trainer configured by a YAML file the script passes (FSDP2, MindSpeed-MM)"),
 )
 """Setting -> the feature it turns on, which the estimate does not model."""
-_ADDING_GAPS = frozenset({DUALPIPEV_GAP})
+_ADDING_GAPS: frozenset[str] = frozenset()
 """Gaps whose feature only adds memory (layers beside the model's, with their weights, states
 and activations): with them left out the figures are a floor, so an estimate over the budget is
-still over it. MTP layers are modelled (memory/mtp.py) but where dualpipev puts them."""
+still over it. None is left: MTP layers under dualpipev, the last, are modelled now
+(memory/dualpipev.py)."""
 
 LORA_MODULES: dict[str, tuple[str, ...]] = {
     "qkv": ("linear_qkv", "query_key_value", "wq", "wk", "wv", "q_proj", "k_proj", "v_proj"),
@@ -115,8 +115,11 @@ def _unmodelled(cfg: TrainingConfig) -> list[str]:
             "not estimated: MindSpeed --swap-optimizer without the distributed optimizer or with "
             "--reuse-fp32-param (its documentation supports neither)"
         )
-    if mtp_count(cfg) and dualpipev(cfg):
-        gaps.append(DUALPIPEV_GAP)
+    if cfg.get("dualpipev_dw_detach") is True:
+        gaps.append(
+            "not estimated: --dualpipev-dw-detach (the cooldown keeps activations until the "
+            "deferred weight gradients run; MindSpeed dualpipev.md)"
+        )
     noop = cfg.get("noop_layers")
     if noop is not None and not _noop_indices(noop):
         gaps.append(f"not estimated: MindSpeed-LLM --noop-layers {noop!r} (not a list of layers)")

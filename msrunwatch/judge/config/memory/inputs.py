@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
+from msrunwatch.judge.config.memory.dualpipev import dualpipev
 from msrunwatch.judge.config.memory.mla import MLA, read_mla
 from msrunwatch.judge.config.memory.moe import MoE, read_moe
 from msrunwatch.judge.config.memory.notes import Notes
@@ -61,6 +62,9 @@ class Inputs:
     """The low end of the vocabulary when only a range is known (`vocab` is the high end)."""
     mla: MLA | None = None
     """Multi-head latent attention (DeepSeek-V2/V3), None for plain attention."""
+    dualpipev: bool = False
+    """MindSpeed's DualPipeV schedule with PP > 1 (memory/dualpipev.py): two chunks per rank in a
+    V, the head on the first rank."""
     ce_bytes: int = 6
     """Bytes per logit the cross-entropy holds: the bf16 logits and their fp32 copy, or the
     fp32 copy alone under MindSpeed-LLM --mtp-mem-efficient-logits (_ce_bytes)."""
@@ -231,6 +235,7 @@ def read_inputs(cfg: TrainingConfig, notes: Notes) -> Inputs:
         mla=read_mla(cfg, notes),
         mtp_in_offset=framework == "mindformers" and _flag(cfg, "use_legacy") is not False,
         ce_bytes=_ce_bytes(cfg, notes),
+        dualpipev=dualpipev(cfg) and pp > 1,
     )
     if experts is not None and experts > 1:
         inp = replace(inp, moe=read_moe(cfg, framework, inp.ffn, tp, notes))

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from msrunwatch.core.compat import zip_strict
+from msrunwatch.judge.config.memory import dualpipev as dpv
 from msrunwatch.judge.config.memory.inputs import Inputs, count
-from msrunwatch.judge.config.memory.mtp import modelled
+from msrunwatch.judge.config.memory.mtp import mtp_count
 from msrunwatch.judge.config.memory.notes import Notes
 from msrunwatch.read.config.model import TrainingConfig
 
@@ -53,14 +54,16 @@ def split_with_mtp(
     cfg: TrainingConfig, inp: Inputs, notes: Notes
 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """(decoder layers per stage, MTP layers per stage). Megatron, MindSpeed-LLM and MindFormers'
-    mcore models build the MTP layers on the last stage; MindFormers' legacy models place
-    num_layers + mtp_depth layers by offset, the MTP layers being the last (memory/mtp.py)."""
-    extra = modelled(cfg)
+    mcore models build the MTP layers on the last stage (the first under dualpipev, which holds
+    the last chunk); MindFormers' legacy models place num_layers + mtp_depth layers by offset,
+    the MTP layers being the last (memory/mtp.py)."""
+    extra = mtp_count(cfg)
     if not extra or inp.layers is None or not inp.mtp_in_offset:
         main = split_layers(cfg, inp, notes)
         if main is None:
             return None
-        return main, tuple(extra if i == len(main) - 1 else 0 for i in range(len(main)))
+        holder = 0 if inp.dualpipev else len(main) - 1
+        return main, tuple(extra if i == holder else 0 for i in range(len(main)))
     total = replace(inp, layers=inp.layers + extra)
     counts = split_layers(cfg, total, notes)
     if counts is None:
@@ -81,12 +84,17 @@ def noop_layers(cfg: TrainingConfig) -> tuple[int, ...] | None:
 def noop_placed(counts: tuple[int, ...], inp: Inputs) -> bool:
     """Whether each layer's stage is known: contiguous stages, or even virtual-pipeline chunks."""
     layers = inp.layers or 0
+    if inp.dualpipev:
+        return layers % (2 * inp.pp) == 0
     return inp.vpp == 1 or (layers % (inp.pp * inp.vpp) == 0 and len(set(counts)) == 1)
 
 
 def _stage_of(index: int, counts: tuple[int, ...], inp: Inputs) -> int:
-    """The stage holding layer `index`: contiguous runs of counts, or chunk (index // c) % pp
-    with c layers per virtual-pipeline chunk (Megatron's interleaved assignment)."""
+    """The stage holding layer `index`: contiguous runs of counts, chunk (index // c) % pp
+    with c layers per virtual-pipeline chunk (Megatron's interleaved assignment), or the V of
+    dualpipev's 2 x PP chunks."""
+    if inp.dualpipev:
+        return dpv.rank_of_layer(index, inp.layers or 0, inp.pp)
     if inp.vpp > 1:
         chunk = (inp.layers or 0) // (inp.pp * inp.vpp)
         return (index // chunk) % inp.pp
@@ -159,6 +167,11 @@ def _offset_rows(raw: object, pp: int) -> list[list[int]] | None:
 def _even_split(inp: Inputs, notes: Notes) -> tuple[int, ...]:
     """num_layers / pp; a remainder goes to the first stages (the conservative side)."""
     layers = inp.layers or 0
+    if inp.dualpipev and layers % (2 * inp.pp):
+        notes.problem(
+            f"num_layers {layers} is not a multiple of 2 x pp = {2 * inp.pp}, which dualpipev "
+            "needs (MindSpeed dualpipev.md)"
+        )
     base, extra = divmod(layers, inp.pp)
     if extra:
         notes.problem(
@@ -169,8 +182,11 @@ def _even_split(inp: Inputs, notes: Notes) -> tuple[int, ...]:
 
 
 def in_flight(stage: int, inp: Inputs) -> float:
-    """Micro-batches' worth held at peak: min(p - i, m), or interleaved chunks / vpp."""
+    """Micro-batches' worth held at peak: min(p - i, m), interleaved chunks / vpp, or under
+    dualpipev 2p chunks of half a stage on every rank (memory/dualpipev.py)."""
     p, v, m = inp.pp, inp.vpp, inp.micro_batches
+    if inp.dualpipev:
+        return dpv.in_flight(p, m)
     if v == 1:
         return float(min(p - stage, m) if m else p - stage)
     chunks = p * (v + 1) - 1 - 2 * stage
@@ -229,14 +245,16 @@ def _megatron_full(
     """--recompute-method uniform (chunks of N) or block (first N layers of each stage)."""
     method = str(cfg.get("recompute_method") or "").lower()
     n = count(cfg, "recompute_num_layers", notes)
+    chunks = 2 if dpv.dualpipev(cfg) else 1  # each dualpipev chunk is a block of its own
     if method not in ("uniform", "block") or n is None:
         notes.problem("full recompute needs recompute_method and recompute_num_layers (RC-02)")
         method, n = method if method in ("uniform", "block") else "uniform", n or 1
         notes.assume(f"recompute taken as {method}, {n} layer(s)")
     if method == "block":
-        full = tuple(min(n, layer_count) for layer_count in layers)
-        return full, full, 1, f"full recompute, block, first {n} layer(s) per stage"
-    checkpoints = tuple(ceil_div(layer_count, n) for layer_count in layers)
+        full = tuple(chunks * min(n, layer_count // chunks) for layer_count in layers)
+        per = "per stage" if chunks == 1 else "per dualpipev chunk"
+        return full, full, 1, f"full recompute, block, first {n} layer(s) {per}"
+    checkpoints = tuple(chunks * ceil_div(layer_count // chunks, n) for layer_count in layers)
     return layers, checkpoints, n, f"full recompute, uniform, {n} layer(s) per checkpoint"
 
 

@@ -3,8 +3,8 @@
 The facts, from the frameworks' own model code at pinned commits (MTP_SOURCES):
 - Megatron-Core / MindSpeed-LLM (`--mtp-num-layers N`) build all N MTP layers on the last
   pipeline stage (`get_mtp_num_layers_to_build`); with `--schedules-method dualpipev`
-  MindSpeed-LLM builds them on the first stage instead, whose two dualpipev chunks the estimate
-  does not model, so there they stay left out (a floor).
+  MindSpeed-LLM builds them on the first stage instead, which holds the model's last chunk
+  (memory/dualpipev.py).
 - MindFormers' legacy research models (`mtp_depth`) count them in its layer placement:
   LayerSetting spreads num_layers + mtp_depth layers by `offset`, the MTP layers being the last
   indices. Its mcore models (`use_legacy: False`; `mtp_depth`, `num_nextn_predict_layers` or
@@ -49,11 +49,6 @@ MINDFORMERS_MCORE = (
     "stage 0 under zero_bubble_v), gpt_layer_specs.py:237-252 (the decoder's last layer spec), "
     "transformer/multi_token_prediction.py:396-397 (layer id of the last decoder layer)"
 )
-DUALPIPEV_GAP = (
-    "not estimated: multi-token prediction layers under --schedules-method dualpipev "
-    "(MindSpeed-LLM builds them on the first stage, whose dualpipev chunks are not modelled)"
-)
-"""The only MTP gap left: the layers only add memory, so the figures without them are a floor."""
 
 
 def mtp_count(cfg: TrainingConfig) -> int:
@@ -65,16 +60,6 @@ def mtp_count(cfg: TrainingConfig) -> int:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return 0
-
-
-def dualpipev(cfg: TrainingConfig) -> bool:
-    """MindSpeed-LLM's dualpipev schedule, which moves the MTP layers to the first stage."""
-    return str(cfg.get("schedules_method") or "").strip().lower() == "dualpipev"
-
-
-def modelled(cfg: TrainingConfig) -> int:
-    """MTP layers the estimate places on a stage (0 when there are none, or under dualpipev)."""
-    return 0 if dualpipev(cfg) else mtp_count(cfg)
 
 
 def fuser_params(inp: Inputs) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from msrunwatch.judge.config.memory.dualpipev import chunk_layers
 from msrunwatch.judge.config.memory.features import Features
 from msrunwatch.judge.config.memory.inputs import Inputs
 from msrunwatch.judge.config.memory.layout import Plan, in_flight
@@ -54,7 +55,8 @@ def stage(i: int, ctx: Context) -> StageEstimate:
     """Every term of stage i, and the totals when all of them are known."""
     inp = ctx.inp
     layers = ctx.layers[i] if ctx.layers else None
-    first, last = i == 0, i == inp.pp - 1
+    first = i == 0
+    last = i == (0 if inp.dualpipev else inp.pp - 1)  # dualpipev: the last chunk is on rank 0
     mtp = ctx.mtp[i] if ctx.mtp else 0
     mtp_moe = moe_layers_of_mtp(inp, mtp)
     embed = embedding_params(inp) if first or mtp else 0  # the MTP stage builds its own
@@ -118,14 +120,22 @@ def _with_mtp_activations(
     moe = t.moe_layer_mib if mtp_moe and t.moe_layer_mib is not None else t.layer_mib
     tokens = (inp.seq or 0) / inp.cp * (inp.mbs or 0)
     kept = (mtp - mtp_moe) * t.layer_mib + mtp_moe * moe + mtp * tokens * fuser_bytes(inp) / MIB
-    return act + flight * kept
+    # dualpipev: rank 0's second chunk, where the MTP layers follow the last layer, holds one
+    # micro-batch at peak (the schedule's r + 1 for r = 0), as a last stage does
+    return act + (1.0 if inp.dualpipev else flight) * kept
 
 
 def _moe_layers(i: int, ctx: Context) -> int:
-    """How many of stage i's layers are MoE layers (layers taken in order, stage by stage)."""
-    if ctx.inp.moe is None or not ctx.layers:
+    """How many of stage i's layers are MoE layers (layers taken in order, stage by stage; under
+    dualpipev the rank's two chunks, i and 2p-1-i)."""
+    inp = ctx.inp
+    if inp.moe is None or not ctx.layers:
         return 0
-    return ctx.inp.moe.count(sum(ctx.layers[:i]), ctx.layers[i])
+    if inp.dualpipev:
+        c = chunk_layers(inp.layers or 0, inp.pp)
+        both = inp.moe.count(i * c, c) + inp.moe.count((2 * inp.pp - 1 - i) * c, c)
+        return min(both, ctx.layers[i])
+    return inp.moe.count(sum(ctx.layers[:i]), ctx.layers[i])
 
 
 def _stage_params(

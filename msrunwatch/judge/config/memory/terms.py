@@ -99,7 +99,7 @@ def head_params(inp: Inputs) -> int | None:
     """Final norm + output layer on the last stage (a tied head is a copy when pp > 1)."""
     if inp.vocab is None or inp.hidden is None:
         return None
-    shared = not inp.untied and inp.pp == 1
+    shared = not inp.untied and (inp.pp == 1 or inp.dualpipev)  # dualpipev: both on rank 0
     return inp.hidden + (0 if shared else ceil_div(inp.vocab * inp.hidden, inp.tp))
 
 
