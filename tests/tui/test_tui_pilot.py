@@ -533,3 +533,13 @@ async def test_no_file_ages_until_the_logs_there_were_are_read() -> None:
         post(target, snapshot(report, behind=1))
         await pilot.pause()
         assert line(target.table, 1).split()[-1] == "2.0s"
+
+
+async def test_so_far_is_said_once_while_reading() -> None:
+    """Seen in tmux at 512 ranks while catching up: `RUNNING  so far: no faults so far`."""
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(synthetic(4), behind=3))
+        await pilot.pause()
+        first = header_text(target).split("\n")[0]
+    assert first.count("so far") == 1 and "no faults so far" in first

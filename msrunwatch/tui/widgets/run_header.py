@@ -117,8 +117,9 @@ class RunHeader(Widget):
         report = update.report
         outcome = report.outcome.upper() if report.ranks else "WAITING"
         badge = Content.styled(f" {outcome} ", OUTCOME_STYLE.get(report.outcome, ""))
-        so_far = ("so far: ", "$text-muted") if update.behind else ""
-        head = Content.assemble(badge, " ", so_far, (verdict(report), "bold"))
+        said = verdict(report)
+        so_far = ("so far: ", "$text-muted") if update.behind and "so far" not in said else ""
+        head = Content.assemble(badge, " ", so_far, (said, "bold"))
         return Content("\n").join(
             [
                 self._line(head, width),
