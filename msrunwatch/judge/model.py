@@ -29,7 +29,8 @@ class Status(StrEnum):
     TIMED_OUT = "timed-out"
     STALLED = "stalled"
     WAITING = "waiting"
-    """Live view: quiet after another rank failed, not yet confirmed killed."""
+    """Live view: quiet after another rank failed, not yet confirmed killed; or quiet past
+    --stall-after while the root cause is a rank named hung (statuses.waiting_on_hang)."""
     STOPPED = "stopped"
     """Post mortem: its log stops without an end marker or a fault, and the run is over
     (nothing was written for longer than --stall-after, or --finished)."""

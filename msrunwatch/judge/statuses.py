@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from msrunwatch.judge.model import Status
 from msrunwatch.judge.sightings import Sighting
@@ -282,4 +282,31 @@ def with_named(
         before, reason = out[rank]
         after = f"; then {reason}" if before in (Status.KILLED, Status.FAILED) and reason else ""
         out[rank] = (status, why + after)
+    return out
+
+
+AT_WORK = (Status.STARTING, Status.COMPILING, Status.TRAINING)
+"""Statuses of a rank that looks at work from its own log (a phase, no fault, no end)."""
+
+
+def waiting_on_hang(
+    statuses: Statuses,
+    hung: Collection[int],
+    run: RunFacts,
+    silences: Mapping[int, float] | None,
+    stall_after_s: float,
+) -> Statuses:
+    """Live, while the root cause is a hang (`hung`: its ranks): a rank that looks at work
+    but has been quiet past --stall-after is `waiting` on it, not `training` (it blocks in
+    the collective the hung rank never joined; its timeout, if it comes, will say so)."""
+    if not hung or silences is None:
+        return statuses
+    out = dict(statuses)
+    for n, (status, _) in statuses.items():
+        quiet = silences.get(n)
+        if n in hung or status not in AT_WORK or quiet is None or quiet < stall_after_s:
+            continue
+        rank = run.rank(n)
+        since = format_clock(rank.last_time if rank is not None else None)
+        out[n] = (Status.WAITING, f"quiet since {since} while another rank is hung")
     return out

@@ -5,7 +5,8 @@ fixtures/cpu_kill9_rank1 without msrun's console, written into a directory as it
 rank 1 is SIGKILLed after step 4 (its log stops at 19:02:51); rank 0 writes on until
 19:02:54 (a peer closed its connection), then waits; the scheduler times out node 0 at
 19:03:20. The view names rank 1 hung while rank 0 still writes; rank 0 going quiet 2.6 s
-later, within run-stalled's 5 s of "went quiet together", does not make it a cause.
+later, within run-stalled's 5 s of "went quiet together", does not make it a cause: it
+reads `waiting` on rank 1 (it was `training`, as if at work, above a hung headline).
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ def test_the_rank_named_first_stays_the_root_cause_when_its_waiter_goes_quiet(
     quiet = judged(live, clock, at("19:03:08.000"))  # both quiet past --stall-after
     assert quiet.root_cause is not None and quiet.root_cause.ranks == (1,), quiet.root_cause
     assert "rank(s) 1 went quiet first" in quiet.root_cause.message
-    assert statuses(quiet) == {0: Status.TRAINING, 1: Status.STALLED}
+    assert statuses(quiet) == {0: Status.WAITING, 1: Status.STALLED}  # a victim, not at work
+    assert quiet.ranks[0].waiting_on == (1,)
+    assert quiet.ranks[0].status_reason.startswith("quiet since 19:02:54 while another rank")
 
     written.until(at("19:03:30.000"))  # the scheduler times out node 0, its victim
     ended = judged(live, clock, at("19:03:40.000"))
