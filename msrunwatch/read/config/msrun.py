@@ -354,5 +354,7 @@ def _bare_options(walker: Walker, commands: Sequence[Command], doc: Doc) -> Laun
 
 
 def stray_value(stray: Sequence[Field], doc: Doc) -> TracedValue:
-    """The words no flag takes, located at the first one."""
-    return TracedValue([f.text for f in stray], doc.source(*stray[0].at()))
+    """The words no flag takes, located at the first one; a blank word (a `\\ ` at the end of a
+    line, which ends the command there) is shown as the script wrote it."""
+    words = [f.text if f.text.strip() else "\\" + f.text for f in stray]
+    return TracedValue(words, doc.source(*stray[0].at()))
