@@ -126,7 +126,7 @@ def regex_or_none(pattern: str, flags: int = 0) -> Any:
 def _regex_built(pattern: str, flags: int) -> Any:
     if not enabled():
         return _regex_compile(pattern, flags)
-    key = f"{_regex_version()}\0{flags}\0{pattern}"
+    key = f"{regex_version()}\0{flags}\0{pattern}"
     data = REGEX.get(key, lambda: _regex_data(pattern, flags))
     if data is not None:
         try:
@@ -174,7 +174,7 @@ def regex_engine() -> ModuleType:
 
 
 @cache
-def _regex_version() -> str:
+def regex_version() -> str:
     """What a remembered pattern was made by: the engine's magic number and the size and
     time of each file of the `regex` package (an upgrade rewrites them)."""
     engine = regex_engine()
