@@ -51,7 +51,7 @@ FIXTURE = REPO / "fixtures" / "cpu_dp2_oom_alloc_failed" / "msrun_log"
 TARGET_MS = 150.0
 NO_CACHE = {"MSRUNWATCH_NO_CACHE": "1"}
 PROBE = """
-import sys
+import atexit, sys
 def _report():
     names = list(sys.modules)
     with open('/proc/self/status') as fh:
@@ -59,13 +59,14 @@ def _report():
     with open({out!r}, 'w') as fh:
         own = sum(n.split('.')[0] == 'msrunwatch' for n in names)
         fh.write('%d %d %d' % (len(names), own, hwm))
-try:
+atexit.register(_report)
+if True:
 {body}
-finally:
-    _report()
 """
 """Runs a command's code, then writes its module counts and peak RSS (KiB). For msrunwatch
-the body is the console script's own source, so the modules are those the script imports."""
+the body is the console script's own source, so the modules are those the script imports.
+The report is an atexit function: msrunwatch ends its process itself (cli.end_now) once the
+atexit functions have run."""
 
 
 @dataclass(frozen=True)

@@ -3,13 +3,19 @@ nothing heavy (a cold start is paid on every CI step)."""
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from msrunwatch.rules import rulecache
 from msrunwatch.rules.loader import builtin_rules_dir, check_files
-from tests.support import FIXTURES
+from tests.support import FIXTURES, ROOT
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 HEADLESS = [
     "msrunwatch.commands.check",
@@ -106,3 +112,33 @@ def test_the_built_in_pack_passes_full_validation() -> None:
     this is where the shipped rules must pass them."""
     rules, errors = check_files([builtin_rules_dir()])
     assert not errors and len(rules) > 100
+
+
+COLD_CHECK = """
+import atexit, sys
+def report():
+    sys.stderr.write('LOADED:' + ','.join(sorted(sys.modules)) + chr(10))
+atexit.register(report)
+sys.argv = ['msrunwatch', 'check', {target!r}]
+from msrunwatch.cli import main
+sys.exit(main())
+"""
+
+
+def test_a_cold_check_with_the_cache_warm_loads_what_the_readme_says(tmp_path: Path) -> None:
+    """As the console script runs it (the report is an atexit function: the program ends
+    itself once they have run): neither PyYAML nor the `regex` package's Python half, and
+    the count of msrunwatch's modules the README gives."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop(rulecache.OFF, None)
+    code = COLD_CHECK.format(target=str(FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log"))
+    for _ in range(2):  # the first run fills the cache
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    line = next(x for x in done.stderr.splitlines() if x.startswith("LOADED:"))
+    loaded = line[len("LOADED:") :].split(",")
+    assert done.returncode == 1
+    assert not [m for m in loaded if m.split(".")[0] in ("yaml", "jsonschema")]
+    assert [m for m in loaded if m.startswith("regex")] == ["regex._regex"]
+    own = sum(m.split(".")[0] == "msrunwatch" for m in loaded)
+    said = re.search(r"A\s+cold `check` imports \d+ modules, (\d+) of them msrunwatch's", README)
+    assert said is not None and int(said[1]) == own
