@@ -22,7 +22,7 @@ from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Peer, Rule, Scope, Subject, compile_pattern
 from msrunwatch.rules.patterncheck import pattern_problem, python_re_error
 from msrunwatch.rules.searchtable import TABLE_SUFFIX, load_search_table
-from msrunwatch.rules.tables import Lookup, load_table
+from msrunwatch.rules.tables import Lookup, TableRows, load_table
 from msrunwatch.rules.template import check_template
 from msrunwatch.rules.vocab import CATEGORIES, Blame, Effect, Refers, Role, Severity
 from msrunwatch.schemas import files
@@ -328,14 +328,16 @@ def _lookup_columns(
 
 def _lookup(path: Path, data: dict[str, Any], check: bool = False) -> Lookup | None:
     """The rule's lookup table, read from beside the rule file (`check`: a search table's
-    patterns compiled now, as a user's rule is validated)."""
+    patterns compiled and a TSV table read now, as a user's rule is validated; else a TSV
+    table is read when a row is first looked up, tables.TableRows)."""
     given = data.get("lookup")
     if given is None:
         return None
     table = path.parent / given["table"]
     if given["table"].endswith(TABLE_SUFFIX):
         return Lookup(given["table"], given["key"], {}, load_search_table(table, data["id"], check))
-    return Lookup(given["table"], given["key"], load_table(table, data["id"]))
+    rows = load_table(table, data["id"]) if check else TableRows(table, data["id"])
+    return Lookup(given["table"], given["key"], rows)
 
 
 PEER_NAMES = {"rank", "world"}

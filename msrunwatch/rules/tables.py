@@ -10,7 +10,7 @@ the first entry whose pattern is found in the capture gives the row.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +45,35 @@ class Lookup:
         if self.search is not None:
             return self.search.columns
         return frozenset(next(iter(self.rows.values()), {}))
+
+
+class TableRows(Mapping[str, Mapping[str, str]]):
+    """A TSV table's rows, read when first asked for: the built-in pack's CANN table (170
+    KB) was parsed by every cold start, 15 M instructions, while a run whose lines carry no
+    CANN code never looks a row up. A table read this way was checked before: the built-in
+    pack's by `rules check` in CI, a user's rule's while it was validated (`load_table`)."""
+
+    def __init__(self, path: Path, rule: str) -> None:
+        self.path = path
+        self.rule = rule
+        self._rows: dict[str, dict[str, str]] | None = None
+
+    def _loaded(self) -> dict[str, dict[str, str]]:
+        if self._rows is None:
+            self._rows = load_table(self.path, self.rule)
+        return self._rows
+
+    def __getitem__(self, key: str) -> Mapping[str, str]:
+        return self._loaded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def __repr__(self) -> str:
+        return f"TableRows({str(self.path)!r}, {self.rule!r})"
 
 
 def load_table(path: Path, rule: str) -> dict[str, dict[str, str]]:
