@@ -44,6 +44,10 @@ STATUS_STYLES = {
 a status the judge adds later shows unstyled until it gets one here."""
 
 
+NOT_READ = "not read yet"
+"""An `unknown` rank while the first catch-up reads the logs: most have a log not read yet."""
+
+
 def status_style(status: Status) -> str:
     """A status's Content style."""
     return STATUS_STYLES.get(status.value, "")

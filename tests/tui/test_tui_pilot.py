@@ -523,6 +523,7 @@ async def test_no_file_ages_until_the_logs_there_were_are_read() -> None:
         await pilot.pause()
         assert [line(target.table, y).split()[-1] for y in (1, 2, 3, 4)] == ["…"] * 4
         assert "last line" not in header_text(target)
+        assert "4 training" in header_text(target)
         assert "files behind" in header_text(target)
         post(target, snapshot(report))
         await pilot.pause()
@@ -543,3 +544,23 @@ async def test_so_far_is_said_once_while_reading() -> None:
         await pilot.pause()
         first = header_text(target).split("\n")[0]
     assert first.count("so far") == 1 and "no faults so far" in first
+
+
+async def test_ranks_not_read_yet_are_not_called_unknown_while_reading() -> None:
+    """Seen in tmux at 512 ranks: `512 ranks  502 unknown  1 compiling  9 training` while the
+    first catch-up read logs that were all there."""
+    ranks = synthetic(4).ranks
+    unread = [dataclasses.replace(r, status=Status.UNKNOWN) for r in ranks[2:]]
+    report = dataclasses.replace(synthetic(4), ranks=(*ranks[:2], *unread))
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(report, behind=2))
+        await pilot.pause()
+        assert "2 not read yet" in header_text(target) and "unknown" not in header_text(target)
+        assert [line(target.table, y).split()[2] for y in (1, 2, 3, 4)] == [
+            "training", "training", "…", "…"
+        ]  # fmt: skip
+        post(target, snapshot(report))
+        await pilot.pause()
+        assert "2 unknown" in header_text(target)
+        assert line(target.table, 3).split()[2] == "unknown"

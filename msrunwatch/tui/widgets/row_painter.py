@@ -14,7 +14,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from msrunwatch.core.compat import zip_strict
-from msrunwatch.judge.model import RankReport
+from msrunwatch.judge.model import RankReport, Status
 from msrunwatch.tui import cells
 from msrunwatch.tui.columns import GAP, MAX_ERROR_WIDTH, MIN_ERROR_WIDTH, Column
 
@@ -127,6 +127,8 @@ class RowPainter:
                 segments += self._bar(r, width)
             else:
                 said = silent if column.key == "silent" else column.text(r, quiet)
+                if reading and column.key == "status" and r.status is Status.UNKNOWN:
+                    said = "…"  # not read yet (the header counts them so)
                 text = pad(said, width, column.right)
                 segments.append(Segment(text, self._cell_style(column.key, r, quiet)))
             segments.append(Segment(" " * GAP))

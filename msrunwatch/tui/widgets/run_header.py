@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from textual.content import Content
 from textual.widget import Widget
 
-from msrunwatch.judge.model import Report
+from msrunwatch.judge.model import Report, Status
 from msrunwatch.live.run import Update
 from msrunwatch.read.timestamps import clock
 from msrunwatch.report import fmt
@@ -35,12 +35,14 @@ def verdict(report: Report) -> str:
     return words.get(report.outcome, "no verdict yet")
 
 
-def status_counts(report: Report) -> Content:
-    """`8 ranks  7 killed  1 failed`, worst status first, each in its colour."""
+def status_counts(report: Report, reading: bool = False) -> Content:
+    """`8 ranks  7 killed  1 failed`, worst status first, each in its colour; while the first
+    catch-up reads the logs, `unknown` says `not read yet` (their logs are there, unread)."""
     counts = Counter(r.status for r in report.ranks)
     parts: list[Content | str | tuple[str, str]] = [fmt.count(len(report.ranks), "rank")]
     for status in sorted(counts, key=cells.status_rank):
-        parts += ["  ", (f"{counts[status]} {status.value}", cells.status_style(status))]
+        name = cells.NOT_READ if reading and status is Status.UNKNOWN else status.value
+        parts += ["  ", (f"{counts[status]} {name}", cells.status_style(status))]
     return Content.assemble(*parts)
 
 
@@ -169,7 +171,7 @@ class RunHeader(Widget):
         return Content.styled("● live", "$text-success")
 
     def _counts_line(self, report: Report, width: int) -> Content:
-        left = status_counts(report)
+        left = status_counts(report, reading=not self.caught_up)
         nodes = fmt.live_nodes(report)
         if nodes:  # the cluster view
             left = Content.assemble(left, ("  ·  ", "$text-muted"), cells.printable(nodes))
