@@ -210,9 +210,9 @@ def read_args(fields: Sequence[Field], doc: Doc, defaults: bool = True) -> Megat
         if not text.startswith("--"):
             if i == 0 and text.lower().endswith((".yaml", ".yml")):
                 out.config_file = f
-            elif not after_unknown or not text.strip():
-                # a blank word is a `\ ` that ended the line: no flag's value, even after an
-                # unknown flag's words (its value, if any, came first)
+            elif not after_unknown or text.strip() in ("", "\\"):
+                # a blank word (a `\ ` that ended the line) or a lone backslash (`\ ` inside
+                # quotes) is no flag's value, even after an unknown flag's words
                 out.stray.append(f)
             i += 1
             continue

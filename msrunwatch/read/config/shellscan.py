@@ -161,11 +161,10 @@ class Scanner:
     # -- quoting ---------------------------------------------------------------------------
 
     def _backslash(self) -> None:
-        line, col = self.line, self.col
         self.take()
         if self.at_end():
-            self._add("\\", line, col, False)
-        elif self.peek() == "\n":
+            return  # bash drops a backslash that ends the file (`printf %s a \` prints a)
+        if self.peek() == "\n":
             self.take()  # a continuation
         else:
             self._take_lit(True)
