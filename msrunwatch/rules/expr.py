@@ -303,6 +303,15 @@ class Expr:
         """The condition's value as a boolean."""
         return bool(self._run(env))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its source and names (a rule set kept whole by rules.rulecache); it
+        comes back parsed on first use, as a condition of the built-in pack is."""
+        return (_parsed_later, (self.source, self._allowed))
+
+
+def _parsed_later(source: str, names: set[str] | None) -> Expr:
+    return Expr(source, names, lazy=True)
+
 
 class RememberedCondition:
     """One condition's truth, remembered by the values of the names it reads: a rank-scope

@@ -53,6 +53,7 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 CODE = (
     *sorted((_PACKAGE / "rules").glob("*.py")),
     _PACKAGE / "core" / "yamlload.py",
+    _PACKAGE / "core" / "compat.py",
     *sorted(p for p in (_PACKAGE / "schemas").iterdir() if p.suffix in (".py", ".json", ".yaml")),
 )
 """What turns rule files into rules: a change to any of it is a new cache key."""
@@ -232,6 +233,8 @@ def _well_formed(entry: Any) -> bool:
         return False
     if "values" in entry:
         return isinstance(entry["values"], dict)
+    if not isinstance(entry.get("built", b""), bytes):
+        return False
     documents = entry.get("documents")
     stats = entry.get("stats", {})
     return (
@@ -344,6 +347,9 @@ def load_through(
     entry_path = _entry_path(directory, roots, trusted)
     entry = _read_entry(entry_path)
     if entry is not None and _current(entry, files, trusted):
+        kept = _unpickled(entry.get("built"))
+        if kept is not None:
+            return kept  # type: ignore[no-any-return]
         with contextlib.suppress(Exception), _replay(entry):
             return build(True)
     recorder = _Recorder()
@@ -353,7 +359,7 @@ def load_through(
     finally:
         _recording.reset(token)
     if recorder.usable:
-        _store(entry_path, files, trusted, recorder)
+        _store(entry_path, files, trusted, recorder, built)
     return built
 
 
@@ -366,14 +372,58 @@ def _replay(entry: dict[str, Any]) -> Iterator[None]:
         _replaying.reset(token)
 
 
-def _store(path: Path, files: Sequence[Path], trusted: bool, recorder: _Recorder) -> None:
-    """Keep what the slow load parsed; a cache that cannot be written is no error."""
+def _store(
+    path: Path, files: Sequence[Path], trusted: bool, recorder: _Recorder, built: Any
+) -> None:
+    """Keep what the slow load parsed, and what it built; a cache that cannot be written is
+    no error."""
     documents = [(name, digest, blob) for name, (digest, blob) in recorder.documents.items()]
     key = _key(files, trusted, [(name, digest) for name, digest, _ in documents])
     with contextlib.suppress(OSError, ValueError):
         if _writable(path.parent):
             stats = _unchanged(documents)
-            _write_entry(path, {"key": key, "documents": documents, "stats": stats})
+            entry: dict[str, Any] = {"key": key, "documents": documents, "stats": stats}
+            kept = _pickled(built)
+            if kept is not None:
+                entry["built"] = kept
+            _write_entry(path, entry)
+
+
+KEPT_MODULES = ("builtins", "copyreg", "pathlib")
+"""What a kept rule set may name besides msrunwatch's own modules: anything else (a
+compiled pattern, which would import the `regex` package) makes it unusable."""
+
+
+def _pickled(built: Any) -> bytes | None:
+    """What a slow load built, whole (pickle): a hit then needs neither the documents'
+    replay nor the rules' building, 40 M instructions of a cold check. None when it cannot
+    be kept."""
+    import pickle
+
+    try:
+        return pickle.dumps(built, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        return None
+
+
+def _unpickled(kept: Any) -> Any:
+    """What `_pickled` kept, or None (nothing kept, or it names a module outside
+    KEPT_MODULES and msrunwatch's, or it fails to load: the documents are replayed)."""
+    if not isinstance(kept, bytes):
+        return None
+    import io
+    import pickle
+
+    class Restricted(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> Any:
+            if module.split(".")[0] != "msrunwatch" and module not in KEPT_MODULES:
+                raise pickle.UnpicklingError(f"{module}.{name} is not kept")
+            return super().find_class(module, name)
+
+    try:
+        return Restricted(io.BytesIO(kept)).load()
+    except Exception:
+        return None
 
 
 def package_document(path: Path) -> Any:

@@ -5,9 +5,12 @@ The cases run with both rule sets are in tests/integration/test_rulecache_cases.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime
+import marshal
 import os
+import pickle
 import shutil
 from pathlib import Path
 from typing import Any
@@ -407,3 +410,49 @@ def test_a_broken_condition_parsed_on_first_use_raises_then() -> None:
         lazy({})
     with pytest.raises(ExprError, match="invalid syntax"):
         Expr("rank >")
+
+
+def kept_pack_replaced(entry: Path, kept: bytes | None) -> None:
+    """The entry with its kept rule set replaced (None: removed), written as the cache
+    writes one."""
+    raw = entry.read_bytes()
+    payload = marshal.loads(raw[len(rulecache.FORMAT) + 4 :])
+    if kept is None:
+        payload.pop("built")
+    else:
+        payload["built"] = kept
+    entry.unlink()
+    rulecache._write_entry(entry, payload)
+
+
+def test_a_hit_takes_the_rule_set_kept_whole_and_builds_nothing(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pack kept whole (pickled) is the fresh pack, conditions parsed on first use
+    evaluating as the fresh ones do; no document is replayed and no rule built."""
+    first = load_rules()
+    monkeypatch.setattr(loader, "rule_from_data", lambda *a, **k: pytest.fail("built"))
+    monkeypatch.setattr(rulecache, "document", lambda *a: pytest.fail("replayed"))
+    kept = load_rules()
+    monkeypatch.undo()
+    slow = fresh()
+    assert shapes(kept) == shapes(first) == shapes(slow)
+    for k, s in zip(kept, slow):
+        if k.peer is not None and s.peer is not None:
+            assert k.peer.rank.names == s.peer.rank.names
+        for a, b in ((k.when, s.when), (k.ranks, s.ranks)):
+            if a is not None and b is not None:
+                assert a.names == b.names and a.calls == b.calls, k.id
+
+
+@pytest.mark.parametrize("how", ["garbage", "a module outside", "none kept"])
+def test_a_kept_rule_set_that_cannot_be_used_is_replayed(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    load_rules()
+    (entry,) = entries(cache)
+    outside = pickle.dumps([collections.OrderedDict()])
+    kept_pack_replaced(entry, {"garbage": b"\x80\x05junk", "a module outside": outside}.get(how))
+    slow = fresh()
+    parsing_fails(monkeypatch)  # replayed from the documents, not parsed again
+    assert shapes(load_rules()) == shapes(slow)
