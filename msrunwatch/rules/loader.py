@@ -254,7 +254,7 @@ def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False)
         effect=Effect(effect) if effect else Effect.default(role, severity, scope is Scope.LINE),
         subject=_subject_of(data),
         peer=_peer(path, data, pos, None),
-        lookup=_lookup(path, data),
+        lookup=_lookup(path, data, lazy=trusted),
         restates=tuple(data.get("restates", ())),
         aliases=tuple(data.get("aliases", ())),
         pattern=data.get("match"),
@@ -326,17 +326,20 @@ def _lookup_columns(
     return set(lookup.columns)
 
 
-def _lookup(path: Path, data: dict[str, Any], check: bool = False) -> Lookup | None:
+def _lookup(
+    path: Path, data: dict[str, Any], check: bool = False, lazy: bool = False
+) -> Lookup | None:
     """The rule's lookup table, read from beside the rule file (`check`: a search table's
-    patterns compiled and a TSV table read now, as a user's rule is validated; else a TSV
-    table is read when a row is first looked up, tables.TableRows)."""
+    patterns compiled now, as a user's rule is validated). `lazy` (the built-in pack): a
+    TSV table is read when a row is first looked up (tables.TableRows); a user's is read
+    now, so that one edited while `watch` runs never fails in the middle of a run."""
     given = data.get("lookup")
     if given is None:
         return None
     table = path.parent / given["table"]
     if given["table"].endswith(TABLE_SUFFIX):
         return Lookup(given["table"], given["key"], {}, load_search_table(table, data["id"], check))
-    rows = load_table(table, data["id"]) if check else TableRows(table, data["id"])
+    rows = TableRows(table, data["id"]) if lazy and not check else load_table(table, data["id"])
     return Lookup(given["table"], given["key"], rows)
 
 

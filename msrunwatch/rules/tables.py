@@ -50,8 +50,8 @@ class Lookup:
 class TableRows(Mapping[str, Mapping[str, str]]):
     """A TSV table's rows, read when first asked for: the built-in pack's CANN table (170
     KB) was parsed by every cold start, 15 M instructions, while a run whose lines carry no
-    CANN code never looks a row up. A table read this way was checked before: the built-in
-    pack's by `rules check` in CI, a user's rule's while it was validated (`load_table`)."""
+    CANN code never looks a row up. Only the built-in pack's tables are read this way
+    (checked by `rules check` in CI); a user's is read while the rule loads."""
 
     def __init__(self, path: Path, rule: str) -> None:
         self.path = path

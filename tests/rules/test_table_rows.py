@@ -1,7 +1,7 @@
-"""A rule's TSV lookup table is read when a row is first looked up (rules.tables.TableRows),
-not while the rules load: for every built-in rule with one, the rows are those the table
-gives read at once, a pack loaded is not reading them, and a user's rule still has its
-table checked while it is validated."""
+"""A built-in rule's TSV lookup table is read when a row is first looked up
+(rules.tables.TableRows), not while the rules load: for every built-in rule with one, the
+rows are those the table gives read at once, a pack loaded is not reading them, and a
+user's rule's table is read and checked while the rule loads."""
 
 from __future__ import annotations
 
@@ -42,13 +42,17 @@ def test_loading_the_pack_reads_no_table(monkeypatch: pytest.MonkeyPatch) -> Non
     assert len(read) == 1  # read once
 
 
-def test_a_user_rule_s_broken_table_is_refused_while_validating(tmp_path: Path) -> None:
+def test_a_user_rule_s_table_is_read_and_checked_while_the_rule_loads(tmp_path: Path) -> None:
     (tmp_path / "my-codes.yaml").write_text(
         "id: my-codes\ntitle: t\ncategory: unclassified\nseverity: error\n"
         "match: '(?P<code>X\\\\d{3})'\nlookup: {table: codes.tsv, key: code}\n"
         "message: '{code}'\n",
         encoding="utf-8",
     )
+    (tmp_path / "codes.tsv").write_text("code\ttitle\nX001\tone\n", encoding="utf-8")
+    rule = load_rule(tmp_path / "my-codes.yaml")
+    assert rule.lookup is not None and type(rule.lookup.rows) is dict
     (tmp_path / "codes.tsv").write_text("code\ttitle\nX001\n", encoding="utf-8")
+    assert rule.lookup.row("X001") == {"code": "X001", "title": "one"}  # read before
     with pytest.raises(RuleError, match="row has 1 columns, the header 2"):
         load_rule(tmp_path / "my-codes.yaml")
