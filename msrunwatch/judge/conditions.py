@@ -15,7 +15,7 @@ from msrunwatch.core.numbers import median
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Occurrence, Status
 from msrunwatch.judge.sightings import Sighting
-from msrunwatch.judge.statuses import still_hung
+from msrunwatch.judge.statuses import format_clock, still_hung
 from msrunwatch.read.facts import Hit
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.expr import RememberedCondition
@@ -76,6 +76,8 @@ class LineEvidence:
     """Each rank's own line rules that fired, by id."""
     categories: tuple[str, ...]
     registered: frozenset[int]
+    unregistered: frozenset[int] = frozenset()
+    """Ranks the scheduler saw leave the cluster."""
 
     @classmethod
     def of(cls, run: RunFacts, found: Sequence[Sighting]) -> LineEvidence:
@@ -87,6 +89,7 @@ class LineEvidence:
             {rank: tuple(sorted(ids)) for rank, ids in fired.items()},
             tuple(sorted({s.rule.category for s in found})),
             frozenset(g.rank for g in run.registrations),
+            run.unregistered,
         )
 
 
@@ -126,6 +129,9 @@ def _rank_state(
         silence_s=silence_of(rank, ctx),
         joined=any(f.node_id is not None for f in rank.files),
         registered=rank.rank in seen.registered,
+        left_cluster=rank.rank in seen.unregistered,
+        ended_normally=bool(rank.finished_line),
+        last_line_at=format_clock(rank.last_time) if rank.last_time is not None else None,
         meta_connect_failures=sum(f.meta_connect_failures for f in rank.files),
         meta_server_url=next((f.meta_server_url for f in rank.files if f.meta_server_url), None),
         fired=list(seen.fired.get(rank.rank, ())),

@@ -214,16 +214,25 @@ def silent_ranks(plain: Mapping[int, Status], silences: Mapping[int, float] | No
 
 RANK_EFFECTS = {Effect.FAIL: Status.FAILED, Effect.STALL: Status.STALLED}
 """What a rank rule's effect makes of a rank that has neither ended nor shown a fault."""
+REASON_EFFECTS = {Effect.LEAVE: Status.FINISHED}
+"""Rank rule effects that keep a rank's status, this one, and give their message as its
+reason (a rank that left the cluster early ended without a fault: why is the news)."""
 
 
 def with_rank_effects(statuses: Statuses, ranked: Mapping[int, list[Sighting]]) -> Statuses:
     """Rank rules judge a rank's state as a whole (silent too long, never joined the
-    cluster): their `fail` or `stall` effect applies to a rank still quiet."""
+    cluster): their `fail` or `stall` effect applies to a rank still quiet; `leave` says
+    why a rank that ended did so too early."""
     out = dict(statuses)
     for rank, (status, _) in statuses.items():
-        hit = next((s for s in ranked.get(rank, []) if s.rule.effect in RANK_EFFECTS), None)
-        if hit is not None and status in QUIET:
-            out[rank] = (RANK_EFFECTS[hit.rule.effect], hit.hit.message)
+        for hit in ranked.get(rank, []):
+            effect = hit.rule.effect
+            if effect in RANK_EFFECTS and status in QUIET:
+                out[rank] = (RANK_EFFECTS[effect], hit.hit.message)
+                break
+            if REASON_EFFECTS.get(effect) is status:
+                out[rank] = (status, hit.hit.message)
+                break
     return out
 
 
@@ -289,17 +298,26 @@ AT_WORK = (Status.STARTING, Status.COMPILING, Status.TRAINING)
 """Statuses of a rank that looks at work from its own log (a phase, no fault, no end)."""
 
 
+WAITED_ON = {
+    Effect.STALL: "while another rank is hung",
+    Effect.LEAVE: "after another rank left the cluster",
+}
+"""Root-cause effects a quiet rank waits on (live), and how its reason says so."""
+
+
 def waiting_on_hang(
     statuses: Statuses,
     hung: Collection[int],
     run: RunFacts,
     silences: Mapping[int, float] | None,
     stall_after_s: float,
+    effect: Effect = Effect.STALL,
 ) -> Statuses:
-    """Live, while the root cause is a hang (`hung`: its ranks): a rank that looks at work
-    but has been quiet past --stall-after is `waiting` on it, not `training` (it blocks in
-    the collective the hung rank never joined; its timeout, if it comes, will say so)."""
-    if not hung or silences is None:
+    """Live, while the root cause is a hang or a rank that left early (`hung`: its ranks;
+    `effect`: its rule's): a rank that looks at work but has been quiet past --stall-after
+    is `waiting` on it, not `training` (it blocks in the collective the hung or departed
+    rank never joined; its timeout, if it comes, will say so)."""
+    if not hung or silences is None or effect not in WAITED_ON:
         return statuses
     out = dict(statuses)
     for n, (status, _) in statuses.items():
@@ -308,5 +326,5 @@ def waiting_on_hang(
             continue
         rank = run.rank(n)
         since = format_clock(rank.last_time if rank is not None else None)
-        out[n] = (Status.WAITING, f"quiet since {since} while another rank is hung")
+        out[n] = (Status.WAITING, f"quiet since {since} {WAITED_ON[effect]}")
     return out

@@ -44,7 +44,7 @@ from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.model import Rule
 from msrunwatch.rules.template import rank_ranges
 from msrunwatch.rules.variables import RUN_ALIASES, RunState, values
-from msrunwatch.rules.vocab import Effect, Severity
+from msrunwatch.rules.vocab import Severity
 
 ENDED = (Status.FAILED, Status.KILLED, Status.TIMED_OUT, Status.STOPPED)
 RUNNING = (Status.STARTING, Status.COMPILING, Status.TRAINING, Status.STALLED, Status.WAITING)
@@ -283,8 +283,9 @@ def judge(
     named_peer = by_peer if by_peer is not None and cause == by_peer else None
     peer = (named_peer, by_id[named_peer.rule]) if named_peer and named_peer.rule in by_id else None
     statuses = with_named(statuses, _named(run, ctx, plain, peer, extra), run, own)
-    if cause is not None and cause.rule in by_id and by_id[cause.rule].effect is Effect.STALL:
-        statuses = waiting_on_hang(statuses, cause.ranks, run, silences, ctx.stall_after_s)
+    if cause is not None and cause.rule in by_id:
+        effect = by_id[cause.rule].effect
+        statuses = waiting_on_hang(statuses, cause.ranks, run, silences, ctx.stall_after_s, effect)
     unheard = lost_ranks(cause, gone, statuses, run, own)
     statuses = as_lost(statuses, unheard, host_of)
     grouped = findings(found, cause, extra, by_id)

@@ -97,6 +97,13 @@ class RankState:
         "the rank's log says the cluster was built (`This node <n> rank id: <r>`)", False
     )
     registered: bool = var("the scheduler's log shows this rank registering", False)
+    left_cluster: bool = var(
+        "the scheduler's log shows this rank unregistering (`Node <n> has unregistered`): its "
+        "process left the cluster, at the job's end or before it",
+        False,
+    )
+    ended_normally: bool = var("the rank's log shows its normal end (an end marker)", False)
+    last_line_at: str | None = var("HH:MM:SS of the rank's last dated line, else None")
     meta_connect_failures: int = var(
         "failed attempts to reach the scheduler (`Failed to connect to the meta server`); a "
         "few are normal while it starts",

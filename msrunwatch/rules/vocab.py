@@ -54,6 +54,9 @@ class Effect(StrEnum):
     """The rank gave up waiting for others."""
     STALL = "stall"
     """The rank hangs: silent while others write."""
+    LEAVE = "leave"
+    """The rank left the cluster while others still needed it: it ended without a fault (it
+    stays `finished`), and the finding's message is its reason."""
     LOSE = "lose"
     """The scheduler lost the rank (its heartbeat stopped)."""
     LOSE_FIRST = "lose-first"
