@@ -221,11 +221,13 @@ def _named(
         cause, rule = peer[0], peer[1].peer
         status = RANK_EFFECTS[rule.effect]
         hung = "hung: " if status is Status.STALLED else ""
-        why = f"{hung}{cause.message} ({cause.file}:{cause.line}); its own log shows no fault"
-        for n in cause.ranks:  # not one that left normally (rootcause: `if_ended`) or moved on
-            if plain.get(n) is not Status.FINISHED and not progressed_since(
-                run.rank(n), cause.time
-            ):
+        said = f"{cause.message} ({cause.file}:{cause.line})"
+        why = f"{hung}{said}; its own log shows no fault"
+        for n in cause.ranks:  # one that ended left early (rootcause: `if_ended`); not moved on
+            if plain.get(n) is Status.FINISHED:
+                if rule.if_ended:
+                    named[n] = (Status.FINISHED, f"left early: {said}; it ended without a fault")
+            elif not progressed_since(run.rank(n), cause.time):
                 named[n] = (status, why)
     return named
 

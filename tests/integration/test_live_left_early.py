@@ -83,7 +83,10 @@ def test_its_peer_timing_out_keeps_the_same_rank_and_category(
     named = judged(live, clock, at("18:47:41.000"))
     cause = named.root_cause
     assert cause is not None and cause.ranks == (1,) and cause.category == "early-exit", cause
-    assert statuses(named)[0] is Status.TIMED_OUT
+    assert statuses(named) == {0: Status.TIMED_OUT, 1: Status.FINISHED}
+    assert named.ranks[1].status_reason.startswith(  # as post mortem: the row says why too
+        "left early: Ring ReduceScatter waited for rank 1 and gave up (worker_0.log:62)"
+    ), named.ranks[1].status_reason
 
 
 def test_a_healthy_run_whose_ranks_leave_seconds_apart_reads_healthy(
