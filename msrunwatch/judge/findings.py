@@ -53,18 +53,23 @@ def _role(rule: Rule, ranks: Sequence[int], cause: RootCause | None, is_root: bo
 
 def _fold_restatements(found: list[Finding], rules: Mapping[str, Rule]) -> list[Finding]:
     """A finding that only restates another one (the scheduler's summary of the node
-    timeouts it already reported) joins it: one event, one finding."""
-    by_rule = {f.rule: f for f in found}
-    folded: dict[str, Finding] = {}
-    out = []
-    for f in found:
+    timeouts it already reported) joins it: one event, one finding. It joins the first
+    finding of the rule it restates, and only that one: two nodes that timed out are two
+    findings, and each stays itself (keyed by rule, every finding of the rule had become
+    a copy of the folded one, the other node's lost)."""
+    first: dict[str, int] = {}
+    for i, f in enumerate(found):
+        first.setdefault(f.rule, i)
+    folded: dict[int, Finding] = {}
+    kept = []
+    for i, f in enumerate(found):
         rule = rules.get(f.rule)
-        target = next((by_rule[r] for r in rule.restates if r in by_rule), None) if rule else None
+        target = next((first[r] for r in rule.restates if r in first), None) if rule else None
         if target is None:
-            out.append(f)
+            kept.append(i)
             continue
-        base = folded.get(target.rule, target)
-        folded[target.rule] = replace(
+        base = folded.get(target, found[target])
+        folded[target] = replace(
             base,
             role=min(base.role, f.role, key=ROLE_ORDER.__getitem__),
             occurrences=(*base.occurrences, *f.occurrences),
@@ -72,7 +77,7 @@ def _fold_restatements(found: list[Finding], rules: Mapping[str, Rule]) -> list[
             count=base.count + f.count,
             restated_by=(*base.restated_by, f.rule),
         )
-    return [folded.get(f.rule, f) for f in out]
+    return [folded.get(i, found[i]) for i in kept]
 
 
 def _first_time(f: Finding) -> float:
