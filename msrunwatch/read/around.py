@@ -10,10 +10,12 @@ from msrunwatch.read.timestamps import parse_glog
 class Around:
     """The bytes around a parsed line, looked at only when the line needs them."""
 
-    __slots__ = ("buf", "start")
+    __slots__ = ("before", "buf", "start")
 
-    def __init__(self, buf: bytes, start: int) -> None:
+    def __init__(self, buf: bytes, start: int, before: bytes = b"") -> None:
         self.buf, self.start = buf, start
+        self.before = before
+        """The last line of the block read before buf: the line before buf's first."""
 
     def time_before(self, floor: int) -> float | None:
         """Time of the nearest GLOG line in buf[floor:start] (skipped INFO lines included).
@@ -23,10 +25,11 @@ class Around:
         return time_before(self.buf, self.start, floor)
 
     def previous_line(self) -> str:
-        """The line just before this one, even if it was skipped (an INFO header)."""
+        """The line just before this one, even if it was skipped (an INFO header), even
+        when it ended the block read before this one."""
         end = self.start - 1
         if end <= 0:
-            return ""
+            return self.before.decode("utf-8", "replace")
         begin = self.buf.rfind(b"\n", 0, end) + 1
         return self.buf[begin:end].decode("utf-8", "replace")
 

@@ -57,6 +57,8 @@ class FileScanner:
         self._all_lines = role in READ_WHOLE or not shortcuts.enabled()
         """Every line goes to Extractor.line (with the shortcuts off: see read.shortcuts)."""
         self._carry = b""
+        self._before = b""
+        """The last line of the block read before (see Around.previous_line)."""
         self._lines = 0
         self._quiet = quiet_lines(matcher)
         self._at = (0, 1)
@@ -362,13 +364,14 @@ class FileScanner:
             elif start in parsed:
                 self._read(buf, end, start, True, True, rules=False)
             else:
-                self.extractor.progress_passed(Around(buf, start))
+                self.extractor.progress_passed(Around(buf, start, self._before))
         if s < len(stages):
             q, s = self._stage_run(buf, end, quiet, q, stages, s, end + 1)
         if q < len(quiet):
             self._pass_quiet(buf, end, quiet, q, len(quiet))
         lineno, counted = self._at
         self._lines = lineno + P.newlines(buf, counted, end + 1)
+        self._before = buf[buf.rfind(b"\n", 0, end) + 1 : end]
         self._settle(buf, end)
         self.extractor.block_time = self._block_end_time(buf, end) or self.extractor.block_time
 
@@ -451,14 +454,16 @@ class FileScanner:
             level, pid, ts = header.group("level", "pid", "ts")
             msg = text[header.end("fault") - start :]
             fields = level.decode(), pid.decode(), ts.decode(), msg
-            self.extractor.glog_line(fields, text, lineno + 1, offset, Around(buf, start))
+            self.extractor.glog_line(
+                fields, text, lineno + 1, offset, Around(buf, start, self._before)
+            )
             return
         text = self._decode(raw)
         if bulk:
-            around = Around(buf, start)
+            around = Around(buf, start, self._before)
             self.extractor.progress_line(text, lineno + 1, around, offset, parse, rules)
         else:
-            self.extractor.line(text, lineno + 1, offset, Around(buf, start))
+            self.extractor.line(text, lineno + 1, offset, Around(buf, start, self._before))
 
     def _decode(self, raw: bytes) -> str:
         """UTF-8; a line that is not is tried as GB18030 (GBK's superset, what Chinese

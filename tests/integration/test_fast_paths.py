@@ -205,3 +205,30 @@ def test_random_lines_injected_read_the_same(
     for where, run in places:
         inject(which.choice(workers), where, run)
     assert_same(verdict(case, block), slow_verdict(case))
+
+
+MEMORY_SUMMARY = [
+    "[INFO] DEVICE(211896,ffffb0b63020,python):2025-09-16-10:11:10.423.692 "
+    "[mindspore/ccsrc/plugin/ascend/res_manager/mem_manager/ascend_memory_adapter.cc:269] "
+    "DeInitialize] Ascend Memory Adapter deinitialize success, statistics:",
+    "Device MOC memory size: 65536M",
+    "MindSpore Used memory size: 58196M",
+    "Actual peak memory usage (with fragments): 48900M",
+]
+
+
+def test_a_summary_header_that_ended_the_block_before_still_ends_the_rank(
+    tmp_path: Path,
+) -> None:
+    """The memory summary's INFO header (skipped by the scanner) closes a block, and its
+    first un-prefixed line opens the next: the rank still ends at the header, as when
+    every line is read (found by test_random_lines_injected_read_the_same; the line before
+    a block's first was read as empty)."""
+    case = copy_of(FIXTURES / "cpu_dp2_success_glog2", tmp_path)
+    log = worker_logs(case)[0]
+    inject(log, 0.97, MEMORY_SUMMARY)
+    data = log.read_bytes()
+    block = data.index(b"\nDevice MOC memory size") + 2  # cut one byte into that line
+    fast, slow = verdict(case, block), slow_verdict(case)
+    assert slow["ranks"][0]["status_reason"].endswith(f"{log.name}:{data[:block].count(10)}")
+    assert_same(fast, slow)
