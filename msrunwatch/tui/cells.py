@@ -217,6 +217,27 @@ def first_error(r: RankReport) -> str:
     return "" if e is None else f"{e.category} {e.file}:{e.line}"
 
 
+def first_error_within(r: RankReport, width: int) -> str:
+    """first_error in `width` cells: the directories between the first one (a node's) and
+    the file's own name give way first (`oom node1/…/worker_3.log:24`), so the file and
+    its line number stay whole (the trial's N15 read `worker_2.log:11` for line 118)."""
+    text = first_error(r)
+    if len(text) <= width or r.first_error is None:
+        return text
+    parts = f"{r.first_error.file}:{r.first_error.line}".split("/")
+    if len(parts) < 3:
+        return middle_cut(text, width)
+    head, *middle, name = parts
+    kept: list[str] = []
+    while middle:
+        shorter = f"{r.first_error.category} {head}/…/{'/'.join([*kept, name])}"
+        if len(shorter) > width:
+            break
+        text = shorter
+        kept.insert(0, middle.pop())
+    return text if len(text) <= width else middle_cut(text, width)
+
+
 def memory_limit(r: RankReport) -> int | None:
     """The memory a rank may use: max_device_memory as MindSpore logged it, else the card."""
     m = r.memory

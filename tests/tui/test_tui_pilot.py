@@ -7,7 +7,9 @@ header, panel and screens say what a user would read.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
+import pytest
 from textual.widgets import Input
 
 from msrunwatch.judge.model import Severity, Status
@@ -564,3 +566,28 @@ async def test_ranks_not_read_yet_are_not_called_unknown_while_reading() -> None
         await pilot.pause()
         assert "2 unknown" in header_text(target)
         assert line(target.table, 3).split()[2] == "unknown"
+
+
+@pytest.mark.parametrize(
+    "name", ["cpu_2nodes_node1_killed", "cpu_2nodes_no_node_rank_node1_killed"]
+)
+async def test_a_first_error_too_long_for_80_columns_keeps_its_line_number(name: str) -> None:
+    """The trial's N15: the table ran past the screen's edge, which cut `worker_2.log:118`
+    to `worker_2.log:11`, a line number that still looks like one. The cell now fits the
+    screen, cut in the middle: its file:line stays whole."""
+    report = fixture_report(name)
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(report))
+        await pilot.pause()
+        screen = screen_text(target)
+    rows = {int(row.split()[0]): row.rstrip() for row in screen if row[:5].strip().isdigit()}
+    where = {
+        r.rank: f"{Path(r.first_error.file).name}:{r.first_error.line}"
+        for r in report.ranks
+        if r.first_error is not None
+    }
+    assert where and all(len(rows[rank]) <= 80 for rank in where), rows
+    assert {rank: rows[rank].endswith(place) for rank, place in where.items()} == dict.fromkeys(
+        where, True
+    )

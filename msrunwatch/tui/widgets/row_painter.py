@@ -74,12 +74,14 @@ class RowPainter:
         every: bool = False,
     ) -> bool:
         """Fit the columns to `width`: the least important go while the rest do not fit
-        (unless `every`); FIRST ERROR takes what is left, or its longest text (the table is
-        then wider than the screen). True if the columns moved."""
+        (unless `every`); FIRST ERROR takes what is left, its text cut in the middle so
+        that its file:line stays in view, or with `every` its longest text (the table is
+        then wider than the screen: scroll). True if the columns moved."""
         kept = list(columns) if every else fit(columns, host_width, error_width, width)
         widths = [host_width if c.key == "host" else c.width for c in kept]
         fixed = sum(widths[:-1]) + GAP * len(kept)
-        widths[-1] = max(MIN_ERROR_WIDTH, width - fixed, min(error_width, MAX_ERROR_WIDTH))
+        longest = min(error_width, MAX_ERROR_WIDTH) if every else 0
+        widths[-1] = max(MIN_ERROR_WIDTH, width - fixed, longest)
         layout = list(zip_strict(kept, widths))
         if layout == self.layout:
             return False
@@ -127,6 +129,8 @@ class RowPainter:
                 segments += self._bar(r, width)
             else:
                 said = silent if column.key == "silent" else column.text(r, quiet)
+                if column.key == "error":  # its file:line stays whole (trial N15)
+                    said = cells.printable(cells.first_error_within(r, width))
                 if reading and column.key == "status" and r.status is Status.UNKNOWN:
                     said = "…"  # not read yet (the header counts them so)
                 text = pad(said, width, column.right)
