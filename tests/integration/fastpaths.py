@@ -10,6 +10,7 @@ import math
 import shutil
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -24,7 +25,7 @@ from msrunwatch.read.discover import discover_target
 from msrunwatch.rules import budget
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.matcher import LineMatcher
-from tests.support import FIXTURES, ROOT, one_per_rule
+from tests.support import FIXTURES, ROOT, one_per_rule, untraced
 
 RULES = load_rules()
 
@@ -272,13 +273,17 @@ def placings(case: RuleCase) -> tuple[bool, ...]:
 
 
 def slow_facts(case: RuleCase, root: Path, embed: bool, block: int | None = None) -> Any:
-    """The facts of a case read with every shortcut off: computed once per session."""
+    """The facts of a case read with every shortcut off: computed once per session. An
+    embedded case is read untraced (tests.support.untraced): its frame is a real log the
+    slow path reads traced in test_every_fixture_reads_the_same_with_and_without_shortcuts,
+    and its own lines are read traced alone; the embedded readings are most of this
+    module's CPU."""
     key = (case.id, embed, block)
     if key not in _SLOW:
         where = _where(case, root, embed)
         if not where.exists():
             write_case(case, where, embed)
-        with shortcuts.off():
+        with shortcuts.off(), untraced() if embed else nullcontext():
             if not _EVERY_RULE:
                 _EVERY_RULE.append(LineMatcher(RULES))
             _SLOW[key] = file_facts(where, _EVERY_RULE[0], block)

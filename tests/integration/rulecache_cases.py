@@ -48,6 +48,14 @@ def differing(
     return [c.id for c in cases if report_of(c, fresh) != report_of(c, cached)]
 
 
+def first_differing(
+    cases: Sequence[rulecases.Case], fresh: Sequence[Rule], cached: Sequence[Rule]
+) -> str | None:
+    """The first case whose report differs between the two rule sets (None: none does):
+    where one difference is the finding, the cases after it need not be run."""
+    return next((c.id for c in cases if report_of(c, fresh) != report_of(c, cached)), None)
+
+
 def through_cache(
     cache_home: Path, paths: list[Path] | None, between: Callable[[], None] = lambda: None
 ) -> list[Rule]:

@@ -13,7 +13,7 @@ from msrunwatch.drivers.rulecases import all_cases
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.model import Rule
 from tests.integration.rulecache_cases import differing, hit_only
-from tests.support import one_per_rule
+from tests.support import one_per_rule, untraced
 
 FRESH = load_rules()  # the suite runs with the cache off (tests/conftest.py)
 EVERY, _ = all_cases(FRESH)
@@ -38,7 +38,11 @@ def test_every_rule_is_in_the_cached_set(cached: list[Rule]) -> None:
 def test_every_rule_case_gives_the_same_report_from_the_cache(
     cached: list[Rule], batch: int
 ) -> None:
-    assert differing(CASES[batch::BATCHES], FRESH, cached) == []
+    """Untraced (tests.support.untraced): tests/rules runs every case traced with the fresh
+    pack, and the cached pack was loaded traced (the `cached` fixture); both packs run the
+    same code."""
+    with untraced():
+        assert differing(CASES[batch::BATCHES], FRESH, cached) == []
 
 
 def test_every_rule_with_a_cases_file_is_compared() -> None:

@@ -22,8 +22,9 @@ import pytest
 from msrunwatch.drivers.rulecases import all_cases
 from msrunwatch.rules import rulecache
 from msrunwatch.rules.loader import builtin_rules_dir, load_rules
+from msrunwatch.rules.model import Rule
 from msrunwatch.rules.searchtable import TABLE_SUFFIX
-from tests.integration.rulecache_cases import differing, through_cache
+from tests.integration.rulecache_cases import differing, first_differing, through_cache
 
 CASES = all_cases(load_rules())[0]
 Sabotage = Callable[[pytest.MonkeyPatch], None]
@@ -79,29 +80,30 @@ SABOTAGES: dict[str, tuple[Sabotage, Edit, str]] = {
 }
 
 
-def stale_or_not(tmp_path: Path, sabotage: Sabotage | None, edit: Edit, rule: str) -> list[str]:
-    """Cases of `rule` whose report differs between the changed pack, loaded fresh and
-    loaded through a cache written before the change."""
+def packs(tmp_path: Path, sabotage: Sabotage | None, edit: Edit) -> tuple[list[Rule], list[Rule]]:
+    """The changed pack loaded fresh, and loaded through a cache written before the change."""
     pack = tmp_path / "pack"
     shutil.copytree(builtin_rules_dir(), pack)
     with pytest.MonkeyPatch.context() as patch:
         if sabotage is not None:
             sabotage(patch)
         cached = through_cache(tmp_path / "cache", [pack], lambda: edit(pack))
-    fresh = load_rules([pack])
-    return differing([c for c in CASES if c.rule == rule], fresh, cached)
+    return load_rules([pack]), cached
 
 
 @pytest.mark.parametrize("name", SABOTAGES)
 def test_a_stale_cache_is_caught(tmp_path: Path, name: str) -> None:
     sabotage, edit, rule = SABOTAGES[name]
-    assert stale_or_not(tmp_path, sabotage, edit, rule) != [], f"{name}: nothing differed"
+    fresh, cached = packs(tmp_path, sabotage, edit)
+    mine = [c for c in CASES if c.rule == rule]
+    assert first_differing(mine, fresh, cached) is not None, f"{name}: nothing differed"
 
 
 @pytest.mark.parametrize("name", SABOTAGES)
 def test_without_the_sabotage_the_change_is_noticed(tmp_path: Path, name: str) -> None:
     _, edit, rule = SABOTAGES[name]
-    assert stale_or_not(tmp_path, None, edit, rule) == []
+    fresh, cached = packs(tmp_path, None, edit)
+    assert differing([c for c in CASES if c.rule == rule], fresh, cached) == []
 
 
 @pytest.mark.parametrize("name", SABOTAGES)
