@@ -128,9 +128,10 @@ class RowPainter:
             if column.key == "mem":
                 segments += self._bar(r, width)
             else:
-                said = silent if column.key == "silent" else column.text(r, quiet)
                 if column.key == "error":  # its file:line stays whole (trial N15)
                     said = cells.printable(cells.first_error_within(r, width))
+                else:
+                    said = silent if column.key == "silent" else column.text(r, quiet)
                 if reading and column.key == "status" and r.status is Status.UNKNOWN:
                     said = "…"  # not read yet (the header counts them so)
                 text = pad(said, width, column.right)
