@@ -24,6 +24,7 @@ from tests.tui.tui_scenarios import (
     fixture_report,
     oom_with_timeouts,
     post,
+    screen_text,
     snapshot,
     synthetic,
 )
@@ -267,3 +268,23 @@ async def test_z_shows_the_log_alone_and_the_oom_size_stays_in_the_header() -> N
         await pilot.press("z")
         await pilot.pause()
         assert top.display and screen.view.size.height == before
+
+
+async def test_a_search_with_no_more_matches_says_so_in_one_toast() -> None:
+    """The trial's N12 at 80x24: each `n` past the last match stacked one more toast
+    (`'Register' not found below`), three of them over 9 rows of the log. Each answer now
+    replaces the one before: one toast, saying the newest answer."""
+    target = app()
+    async with target.run_test(size=(80, 24), notifications=True) as pilot:
+        post(target, snapshot(oom_with_timeouts()))
+        await pilot.press("c", "enter")
+        await pilot.press("slash", *"Register", "enter")
+        await pilot.press("n", "n", "n")
+        await pilot.pause()
+        screen = screen_text(target)
+        assert sum("'Register' not found below" in row for row in screen) == 1, "\n".join(screen)
+        await pilot.press("N", "N", "N", "N")
+        await pilot.pause()
+        screen = screen_text(target)
+    assert sum("not found" in row for row in screen) == 1, screen
+    assert any("'Register' not found above" in row for row in screen)

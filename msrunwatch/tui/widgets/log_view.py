@@ -17,6 +17,7 @@ from rich.style import Style
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
+from textual.notifications import Notification, Notify
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -108,6 +109,8 @@ class LogView(ScrollView, can_focus=True):
         """How a line is condensed (the timeline shows the time in its gutter)."""
         self._rows: tuple[tuple[int, int, bool, bool, int], list[Row]] | None = None
         self._widest = 0
+        self._said: Notification | None = None
+        """The toast of the last answer (`not found below`), replaced by the next one."""
 
     # -- data --------------------------------------------------------------------------
 
@@ -296,18 +299,26 @@ class LogView(ScrollView, can_focus=True):
     def action_error(self, step: int) -> bool:
         found = self.find(lambda line: level(line) == "E", step)
         if not found:
-            self.notify("no error " + ("below" if step > 0 else "above"), timeout=2)
+            self.say("no error " + ("below" if step > 0 else "above"))
         return found
 
     def action_match(self, step: int) -> bool:
         pattern = self.pattern
         if pattern is None:
-            self.notify("no search yet: / to search", timeout=2)
+            self.say("no search yet: / to search")
             return False
         found = self.find(lambda line: pattern.search(self.text_of(line)) is not None, step)
         if not found:
-            self.notify(f"{pattern.pattern!r} not found " + ("below" if step > 0 else "above"))
+            self.say(f"{pattern.pattern!r} not found " + ("below" if step > 0 else "above"))
         return found
+
+    def say(self, message: str) -> None:
+        """Answer a key in one toast that each answer replaces (the trial's N12: every `n`
+        with no further match stacked one more toast, three of them over 9 rows of the log)."""
+        if self._said is not None:  # Textual has no public call to take one toast away
+            self.app._unnotify(self._said, refresh=False)
+        self._said = Notification(message, timeout=3, markup=False)
+        self.app.post_message(Notify(self._said))
 
     def text_of(self, raw: str) -> str:
         """A raw line as shown (what search looks in)."""
