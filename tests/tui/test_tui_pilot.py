@@ -14,6 +14,7 @@ from textual.widgets import Input
 
 from msrunwatch.judge.model import Severity, Status
 from msrunwatch.live.run import Update
+from msrunwatch.report import fmt
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.messages import (
     FilesRestarted,
@@ -590,4 +591,28 @@ async def test_a_first_error_too_long_for_80_columns_keeps_its_line_number(name:
     assert where and all(len(rows[rank]) <= 80 for rank in where), rows
     assert {rank: rows[rank].endswith(place) for rank, place in where.items()} == dict.fromkeys(
         where, True
+    )
+
+
+async def test_at_80_columns_the_root_causes_place_keeps_its_line_and_whole_time() -> None:
+    """The trial's N10: `▊ at fixtures/synth_hccl_ei0006_after_oom_8p/msrun_log/worker_3.log:24
+    07:12:…` kept the whole path and lost the time. At 80 columns the file is named as the
+    table names it, from its log directory, with its line and the time to the millisecond."""
+    report = fixture_report("synth_hccl_ei0006_after_oom_8p")
+    assert report.root_cause is not None and report.root_cause.time is not None
+    stamp = fmt.when(report.root_cause.time, report.root_cause.time_exact)
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(report))
+        await pilot.pause()
+        at = next(row for row in screen_text(target) if " at " in row and "worker_3" in row)
+    assert f"at msrun_log/worker_3.log:24  {stamp}" in at and "…" not in at, at
+    target = app()
+    async with target.run_test(size=(200, 50)) as pilot:  # wide: the path as typed, whole
+        post(target, snapshot(report))
+        await pilot.pause()
+        wide = screen_text(target)
+    assert any(
+        f"at fixtures/synth_hccl_ei0006_after_oom_8p/msrun_log/worker_3.log:24  {stamp}" in row
+        for row in wide
     )

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from textual.content import Content
 from textual.widget import Widget
 
-from msrunwatch.judge.model import Report, Status
+from msrunwatch.judge.model import Report, RootCause, Status
 from msrunwatch.live.run import Update
 from msrunwatch.read.timestamps import clock
 from msrunwatch.report import fmt
@@ -58,6 +58,20 @@ def _spread(left: Content, right: Content, width: int) -> Content:
     left = left.truncate(max(width - right.cell_length - 1, 0), ellipsis=True)
     gap = max(width - left.cell_length - right.cell_length, 1)
     return Content.assemble(left, " " * gap, right).truncate(width)
+
+
+def _location(c: RootCause, width: int) -> Content:
+    """`at DIR/FILE:LINE  TIME`; when it does not fit, the file as the table names it (from
+    its log directory: `msrun_log/worker_3.log:24`), then cut in the middle: the line number
+    and the whole time stay (the trial's N10 read `…/worker_3.log:24  07:12:…` at 80 columns)."""
+    stamp = Content.styled(f"  {fmt.when(c.time, c.time_exact)}", "$text-muted")
+    room = max(width - 3 - stamp.cell_length, 8)
+    where = fmt.where_path(c.log_dir, c.file, c.line)
+    if len(where) > room:
+        where = fmt.where_path(None, c.file, c.line)
+    if len(where) > room:
+        where = cells.middle_cut(where, room)
+    return Content.assemble(("at ", "$text-muted"), where, stamp)
 
 
 class RunHeader(Widget):
@@ -201,9 +215,7 @@ class RunHeader(Widget):
         if c.file is None:  # a run-level cause: no line says it, the reason is the evidence
             at = Content.assemble(("why: ", "$text-muted"), cells.printable(c.reason))
         else:
-            where = fmt.where_path(c.log_dir, c.file, c.line)
-            stamp = fmt.when(c.time, c.time_exact)
-            at = Content.assemble(("at ", "$text-muted"), where, (f"  {stamp}", "$text-muted"))
+            at = _location(c, width)
         if at.cell_length + len(memory) + 2 > width:  # the evidence before the memory
             return [message.truncate(width, ellipsis=True), at.truncate(width, ellipsis=True)]
         return [message.truncate(width, ellipsis=True), _spread(at, Content(memory), width)]
