@@ -4,14 +4,21 @@ themselves live in conftest.py, which nothing imports)."""
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import coverage
 
+from msrunwatch.judge.model import Report, Status
+from msrunwatch.live.run import LiveRun
 from msrunwatch.read.facts import FileFacts
+from msrunwatch.rules.model import Rule
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -62,3 +69,107 @@ def untraced() -> Iterator[None]:
         yield
     finally:
         running.start()
+
+
+def python(
+    *args: str | Path, timeout: float = 120.0, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    """This Python run as its own process from the repository: exit code, stdout and stderr
+    as text, whatever the code (the test asserts it). The timeout is a net against a hang
+    only: a loaded machine takes seconds where a quiet one takes a fraction of one."""
+    return subprocess.run(
+        [sys.executable, *map(str, args)],
+        capture_output=True, text=True, cwd=ROOT, timeout=timeout, check=False, **kwargs,
+    )  # fmt: skip
+
+
+def program(
+    *args: str | Path, timeout: float = 120.0, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    """`msrunwatch ARGS` as a user runs it, a program of its own (so it ends by cli.end_now,
+    not by returning to a test)."""
+    return python("-m", "msrunwatch", *args, timeout=timeout, **kwargs)
+
+
+# -- a real run replayed into a directory, judged live on a clock the test moves ----------
+
+STAMP = re.compile(rb"\):(\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{3})")
+"""A GLOG line's time (local, as MindSpore writes it)."""
+
+
+def log_time(line: bytes) -> float | None:
+    m = STAMP.search(line[:160])
+    return datetime.strptime(m[1].decode(), "%Y-%m-%d-%H:%M:%S.%f").timestamp() if m else None
+
+
+class Replay:
+    """The fixture's files written up to a log time, each line with the time of the last
+    stamped line before it; file times follow the log's, so silences are the real ones."""
+
+    def __init__(self, source: Path, target: Path) -> None:
+        self.target = target
+        self.lines: dict[str, list[tuple[float, bytes]]] = {}
+        for path in sorted(source.iterdir()):
+            dated, last = [], 0.0
+            for line in path.read_bytes().splitlines(keepends=True):
+                last = log_time(line) or last
+                dated.append((last, line))
+            self.lines[path.name] = dated
+        self.written = dict.fromkeys(self.lines, 0)
+        target.mkdir()
+
+    def until(self, when: float) -> None:
+        for name, dated in self.lines.items():
+            new = [line for t, line in dated[self.written[name] :] if t <= when]
+            path = self.target / name
+            with path.open("ab") as fh:
+                fh.write(b"".join(new))
+            self.written[name] += len(new)
+            last = max((t for t, _ in dated[: self.written[name]]), default=when)
+            os.utime(path, (last, last))
+
+    def append(self, name: str, text: bytes, when: float) -> None:
+        path = self.target / name
+        with path.open("ab") as fh:
+            fh.write(text)
+        os.utime(path, (when, when))
+
+
+class Clock:
+    """The live engine's clock, moved only by the test (a log time: see Replay)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@contextmanager
+def watching(
+    source: Path, target: Path, rules: list[Rule], stall_after_s: float
+) -> Iterator[tuple[Replay, LiveRun, Clock]]:
+    """`source`'s run to be written into `target` as it happened (nothing yet), and the live
+    engine over `target` on a clock the test moves: no outcome depends on machine speed."""
+    replay = Replay(source, target)
+    clock = Clock()
+    live = LiveRun([str(target)], rules, stall_after_s=stall_after_s, clock=clock)
+    try:
+        yield replay, live, clock
+    finally:
+        live.close()
+
+
+def judged(live: LiveRun, clock: Clock, when: float) -> Report:
+    """The verdict at log time `when` (several ticks: read, then judge)."""
+    report = None
+    for _ in range(3):
+        clock.now = when
+        report = live.tick().report
+        when += 1.1  # past JUDGE_S: the next tick judges again
+    assert report is not None
+    return report
+
+
+def statuses(report: Report) -> dict[int, Status]:
+    return {r.rank: r.status for r in report.ranks}

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import resource
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support import program
 
 MEMORY_CAP = 768 * 1024 * 1024
 """Address space for the child: several times what checking a real config takes (about
@@ -44,14 +45,7 @@ def _capped() -> None:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "msrunwatch", *args],
-        capture_output=True,
-        text=True,
-        timeout=HANG_S,
-        preexec_fn=_capped,
-        check=False,
-    )
+    return program(*args, timeout=HANG_S, preexec_fn=_capped)
 
 
 @pytest.mark.parametrize("name", sorted(FORGED))

@@ -18,8 +18,7 @@ from msrunwatch.drivers.triage import triage
 from msrunwatch.judge.model import Report
 from msrunwatch.live.run import LiveRun
 from msrunwatch.rules.model import Rule
-from tests.integration.test_live_honesty import Clock, judged, log_time
-from tests.support import FIXTURES
+from tests.support import FIXTURES, Clock, judged, log_time
 
 STALL_AFTER_S = 30.0
 HEALTHY = FIXTURES / "cpu_dp2_success_glog1" / "msrun_log"

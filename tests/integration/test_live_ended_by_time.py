@@ -17,7 +17,7 @@ from pathlib import Path
 from msrunwatch.judge.model import Report
 from msrunwatch.live.run import LiveRun, run_ended
 from msrunwatch.rules.model import Rule
-from tests.integration.test_live_honesty import Clock, judged
+from tests.support import Clock, judged
 
 WRITTEN = datetime(2026, 11, 21, 8, 32, 58, 401102).timestamp()
 """When the files were written: at their last line's time (local, as GLOG writes it). A

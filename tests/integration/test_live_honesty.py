@@ -13,97 +13,29 @@ Post mortem, over every fixture: a rank the headline names never reads as still 
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from msrunwatch.drivers.triage import triage
-from msrunwatch.judge.model import Report, Status
+from msrunwatch.judge.model import Status
 from msrunwatch.live.run import LiveRun, run_ended
 from msrunwatch.report import fmt
 from msrunwatch.rules.model import Rule
 from tests.integration.fastpaths import ACCURACY
-from tests.support import FIXTURES
+from tests.support import FIXTURES, Clock, Replay, judged, log_time, statuses, watching
 
 HANG = FIXTURES / "cpu_dp4_hang_rank2_allreduce_timeout" / "msrun_log"
-STAMP = re.compile(rb"\):(\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{3})")
 STALL_AFTER_S = 10.0
 AT_WORK = {Status.STARTING, Status.COMPILING, Status.TRAINING, Status.WAITING}
 
 
-def log_time(line: bytes) -> float | None:
-    m = STAMP.search(line[:160])
-    return datetime.strptime(m[1].decode(), "%Y-%m-%d-%H:%M:%S.%f").timestamp() if m else None
-
-
-class Replay:
-    """The fixture's files written up to a log time, each line with the time of the last
-    stamped line before it; file times follow the log's, so silences are the real ones."""
-
-    def __init__(self, source: Path, target: Path) -> None:
-        self.target = target
-        self.lines: dict[str, list[tuple[float, bytes]]] = {}
-        for path in sorted(source.iterdir()):
-            dated, last = [], 0.0
-            for line in path.read_bytes().splitlines(keepends=True):
-                last = log_time(line) or last
-                dated.append((last, line))
-            self.lines[path.name] = dated
-        self.written = dict.fromkeys(self.lines, 0)
-        target.mkdir()
-
-    def until(self, when: float) -> None:
-        for name, dated in self.lines.items():
-            new = [line for t, line in dated[self.written[name] :] if t <= when]
-            path = self.target / name
-            with path.open("ab") as fh:
-                fh.write(b"".join(new))
-            self.written[name] += len(new)
-            last = max((t for t, _ in dated[: self.written[name]]), default=when)
-            os.utime(path, (last, last))
-
-    def append(self, name: str, text: bytes, when: float) -> None:
-        path = self.target / name
-        with path.open("ab") as fh:
-            fh.write(text)
-        os.utime(path, (when, when))
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
 def hang(tmp_path: Path, rules: list[Rule]) -> Iterator[tuple[Replay, LiveRun, Clock]]:
-    replay = Replay(HANG, tmp_path / "msrun_log")
-    clock = Clock()
-    live = LiveRun([str(replay.target)], rules, stall_after_s=STALL_AFTER_S, clock=clock)
-    yield replay, live, clock
-    live.close()
-
-
-def judged(live: LiveRun, clock: Clock, when: float) -> Report:
-    """The verdict at log time `when` (several ticks: read, then judge)."""
-    report = None
-    for _ in range(3):
-        clock.now = when
-        report = live.tick().report
-        when += 1.1  # past JUDGE_S: the next tick judges again
-    assert report is not None
-    return report
-
-
-def statuses(report: Report) -> dict[int, Status]:
-    return {r.rank: r.status for r in report.ranks}
+    with watching(HANG, tmp_path / "msrun_log", rules, STALL_AFTER_S) as watched:
+        yield watched
 
 
 def test_the_verdict_and_the_rows_agree_through_a_hang(

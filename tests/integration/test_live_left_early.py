@@ -20,27 +20,18 @@ from msrunwatch.judge.model import Report, Status
 from msrunwatch.live.run import LiveRun
 from msrunwatch.report import fmt
 from msrunwatch.rules.model import Rule
-from tests.integration.test_live_honesty import Clock, Replay, judged, statuses
 from tests.integration.test_live_waiters import at
-from tests.support import FIXTURES
+from tests.support import FIXTURES, Clock, Replay, judged, statuses, watching
 
 EARLY = FIXTURES / "cpu_early_exit_rank1_sysexit0" / "msrun_log"
 HEALTHY = FIXTURES / "cpu_dp2_success_glog2" / "msrun_log"
 STALL_AFTER_S = 10.0
 
 
-def live_replay(source: Path, tmp_path: Path, rules: list[Rule]) -> tuple[Replay, LiveRun, Clock]:
-    written = Replay(source, tmp_path / "msrun_log")
-    clock = Clock()
-    live = LiveRun([str(written.target)], rules, stall_after_s=STALL_AFTER_S, clock=clock)
-    return written, live, clock
-
-
 @pytest.fixture
 def early(tmp_path: Path, rules: list[Rule]) -> Iterator[tuple[Replay, LiveRun, Clock]]:
-    written, live, clock = live_replay(EARLY, tmp_path, rules)
-    yield written, live, clock
-    live.close()
+    with watching(EARLY, tmp_path / "msrun_log", rules, STALL_AFTER_S) as watched:
+        yield watched
 
 
 def left_early(report: Report) -> None:
@@ -93,14 +84,10 @@ def test_a_healthy_run_whose_ranks_leave_seconds_apart_reads_healthy(
     tmp_path: Path, rules: list[Rule]
 ) -> None:
     """cpu_dp2_success_glog2: the scheduler sees one rank unregister 2 s before the other."""
-    written, live, clock = live_replay(HEALTHY, tmp_path, rules)
-    stamps = [t for dated in written.lines.values() for t, _ in dated if t]
-    try:
-        end = max(stamps)
+    with watching(HEALTHY, tmp_path / "msrun_log", rules, STALL_AFTER_S) as (written, live, clock):
+        end = max(t for dated in written.lines.values() for t, _ in dated if t)
         for now in range(int(end) - 8, int(end) + 30, 2):
             written.until(now)
             report = judged(live, clock, now + 0.5)
             assert report.root_cause is None, (now - end, report.root_cause)
             assert not any(r.status_reason.startswith("Rank ") for r in report.ranks)
-    finally:
-        live.close()

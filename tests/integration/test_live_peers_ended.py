@@ -10,10 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from msrunwatch.judge.model import Status
-from msrunwatch.live.run import LiveRun
 from msrunwatch.rules.model import Rule
-from tests.integration.test_live_honesty import Clock, Replay, judged, log_time, statuses
-from tests.support import FIXTURES
+from tests.support import FIXTURES, judged, log_time, statuses, watching
 
 SOURCE = FIXTURES / "cpu_sigterm_msrun_only" / "msrun_log"
 CUT = {"worker_1.log": 61, "scheduler.log": 23}
@@ -31,17 +29,13 @@ def _cut_copy(target: Path) -> Path:
 def test_a_silent_rank_stays_the_cause_after_its_peer_finished(
     tmp_path: Path, rules: list[Rule]
 ) -> None:
-    replay = Replay(_cut_copy(tmp_path / "source"), tmp_path / "msrun_log")
-    clock = Clock()
-    live = LiveRun([str(replay.target)], rules, stall_after_s=5.0, clock=clock)
     silent_from = log_time(b"):2026-11-25-19:03:43.736 ")
     assert silent_from is not None
-    try:
+    source = _cut_copy(tmp_path / "source")
+    with watching(source, tmp_path / "msrun_log", rules, 5.0) as (replay, live, clock):
         for after in (4, 8, 12, 16, 40):
             replay.until(silent_from + after)
             report = judged(live, clock, silent_from + after + 0.5)
             assert statuses(report) == {0: Status.FINISHED, 1: Status.STALLED}, after
             cause = report.root_cause
             assert cause is not None and cause.ranks == (1,) and cause.category == "stalled", after
-    finally:
-        live.close()

@@ -16,8 +16,7 @@ from pathlib import Path
 from msrunwatch.live.run import Descriptors, LiveRun
 from msrunwatch.live.tail import FileTail
 from msrunwatch.rules.model import Rule
-from tests.integration.test_live_honesty import Clock
-from tests.support import FIXTURES
+from tests.support import FIXTURES, Clock
 
 EXCEPTION = FIXTURES / "cpu_dp2_exception_rank1" / "msrun_log"
 BUDGET = 64 << 10

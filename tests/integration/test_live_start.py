@@ -27,8 +27,8 @@ from msrunwatch.live.run import LiveRun
 from msrunwatch.report import jsonout
 from msrunwatch.rules.model import Rule
 from msrunwatch.tui.widgets.run_header import verdict
-from tests.integration.test_live_honesty import HANG, Clock, Replay, judged, log_time, statuses
-from tests.support import FIXTURES
+from tests.integration.test_live_honesty import HANG
+from tests.support import FIXTURES, Clock, judged, log_time, statuses, watching
 
 GLOG3 = FIXTURES / "cpu_healthy_glog3" / "msrun_log"
 
@@ -62,21 +62,18 @@ def test_a_rank_whose_first_lines_are_prints_is_starting(tmp_path: Path, rules: 
 
 
 def test_logs_still_empty_are_starting_while_watched(tmp_path: Path, rules: list[Rule]) -> None:
-    replay = Replay(HANG, tmp_path / "msrun_log")
     first = log_time(b"):2026-11-25-19:16:53.432 ")  # worker_1's first line, the run's first
     assert first is not None
-    replay.until(first - 1)  # every log there, every log empty: as msrun opens them
-    assert {p.stat().st_size for p in replay.target.iterdir()} == {0}
-    clock = Clock()
-    live = LiveRun([str(replay.target)], rules, stall_after_s=10.0, clock=clock)
-    report = judged(live, clock, first)
-    assert statuses(report) == dict.fromkeys(range(4), Status.STARTING)
-    assert {r.status_reason for r in report.ranks} == {EMPTY_LIVE}
-    assert report.outcome == "running" and verdict(report) == "no faults so far"
-    assert set(_json_statuses(report).values()) == {"starting"}
-    later = judged(live, clock, first + 11)  # past --stall-after, still nothing written
-    assert set(statuses(later).values()) == {Status.UNKNOWN}
-    live.close()
+    with watching(HANG, tmp_path / "msrun_log", rules, 10.0) as (replay, live, clock):
+        replay.until(first - 1)  # every log there, every log empty: as msrun opens them
+        assert {p.stat().st_size for p in replay.target.iterdir()} == {0}
+        report = judged(live, clock, first)
+        assert statuses(report) == dict.fromkeys(range(4), Status.STARTING)
+        assert {r.status_reason for r in report.ranks} == {EMPTY_LIVE}
+        assert report.outcome == "running" and verdict(report) == "no faults so far"
+        assert set(_json_statuses(report).values()) == {"starting"}
+        later = judged(live, clock, first + 11)  # past --stall-after, still nothing written
+        assert set(statuses(later).values()) == {Status.UNKNOWN}
 
 
 def test_an_empty_log_after_the_run_is_unknown(tmp_path: Path, rules: list[Rule]) -> None:

@@ -19,8 +19,7 @@ import pytest
 from msrunwatch.judge.model import Status
 from msrunwatch.live.run import LiveRun
 from msrunwatch.rules.model import Rule
-from tests.integration.test_live_honesty import Clock, Replay, judged, log_time, statuses
-from tests.support import FIXTURES
+from tests.support import FIXTURES, Clock, Replay, judged, log_time, statuses, watching
 
 KILLED = FIXTURES / "cpu_kill9_rank1" / "msrun_log"
 STALL_AFTER_S = 10.0
@@ -34,11 +33,8 @@ def at(stamp: str) -> float:
 
 @pytest.fixture
 def replay(tmp_path: Path, rules: list[Rule]) -> Iterator[tuple[Replay, LiveRun, Clock]]:
-    written = Replay(KILLED, tmp_path / "msrun_log")
-    clock = Clock()
-    live = LiveRun([str(written.target)], rules, stall_after_s=STALL_AFTER_S, clock=clock)
-    yield written, live, clock
-    live.close()
+    with watching(KILLED, tmp_path / "msrun_log", rules, STALL_AFTER_S) as watched:
+        yield watched
 
 
 def test_the_rank_named_first_stays_the_root_cause_when_its_waiter_goes_quiet(

@@ -17,20 +17,9 @@ import pytest
 
 from msrunwatch.cli import main
 from msrunwatch.rules import rulecache
-from tests.support import FIXTURES, ROOT
+from tests.support import FIXTURES, ROOT, program, python
 
 OOM = str(FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log")
-
-
-def program(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "msrunwatch", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        check=False,
-    )
 
 
 def in_process(*args: str) -> tuple[int, str]:
@@ -81,16 +70,12 @@ print("returned")
 
 
 def test_a_thread_still_running_gets_the_usual_exit() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", THREAD], capture_output=True, text=True, cwd=ROOT, check=False
-    )
+    done = python("-c", THREAD)
     assert done.returncode == 0
     assert done.stdout.split() == ["returned", "thread", "done"]
 
 
 def test_with_nothing_else_running_end_now_ends_with_the_code() -> None:
     code = "from msrunwatch.cli import end_now\nprint('said', end='')\nend_now(7)\nprint('after')"
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
-    )
+    done = python("-c", code)
     assert (done.returncode, done.stdout, done.stderr) == (7, "said", "")
