@@ -23,6 +23,7 @@ from msrunwatch.judge.findings import findings
 from msrunwatch.judge.lostnode import lost_node
 from msrunwatch.judge.lostrank import as_lost, lost_ranks
 from msrunwatch.judge.model import Finding, FirstError, RankReport, Report, RootCause, Status
+from msrunwatch.judge.peergone import before_witness
 from msrunwatch.judge.sightings import Sighting, sightings
 from msrunwatch.judge.statuses import (
     RANK_EFFECTS,
@@ -246,6 +247,7 @@ def judge(
     found = sightings(run, by_id)
     silences = rank_silences(run, ctx)
     lost = first_lost(found, run, ctx.clocks)  # the scheduler's word, for statuses and cause
+    lost = before_witness(lost, found, run, ctx.clocks) if lost else None  # unless it saw a peer go
     statuses = rank_statuses(run, own_sightings(found), found, silences, ctx.stall_after_s, lost)
     plain = {r: s for r, (s, _) in statuses.items()}
     seen = LineEvidence.of(run, found)
@@ -259,7 +261,7 @@ def judge(
     hosts = {g.rank: g.host for g in run.registrations}
     host_of = {n: _host(run, n, hosts) for n in statuses}
 
-    gone = scheduler_lost(found)  # and, below, the ranks of a node lost whole
+    gone = scheduler_lost(found) | set(lost.ranks if lost else ())  # and a node lost whole
 
     def whole(cause: RootCause | None) -> RootCause | None:
         exits = {n: r.exit_code for n in statuses if (r := run.rank(n)) is not None}

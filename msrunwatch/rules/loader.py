@@ -24,7 +24,7 @@ from msrunwatch.rules.patterncheck import pattern_problem, python_re_error
 from msrunwatch.rules.searchtable import TABLE_SUFFIX, load_search_table
 from msrunwatch.rules.tables import Lookup, TableRows, load_table
 from msrunwatch.rules.template import check_template
-from msrunwatch.rules.vocab import CATEGORIES, Blame, Effect, Refers, Role, Severity
+from msrunwatch.rules.vocab import CATEGORIES, Blame, Effect, Refers, Role, Severity, Witness
 from msrunwatch.schemas import files
 
 if TYPE_CHECKING:
@@ -255,6 +255,7 @@ def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False)
         subject=_subject_of(data),
         peer=_peer(path, data, pos, None),
         lookup=_lookup(path, data, lazy=trusted),
+        witness=Witness(data["witness"]) if "witness" in data else None,
         restates=tuple(data.get("restates", ())),
         aliases=tuple(data.get("aliases", ())),
         pattern=data.get("match"),

@@ -10,7 +10,7 @@ from msrunwatch.core.compat import StrEnum
 from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.programs import VERSION1, regex_compiled
 from msrunwatch.rules.tables import Lookup
-from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity
+from msrunwatch.rules.vocab import Blame, Effect, Refers, Role, Severity, Witness
 
 if TYPE_CHECKING:
     import regex
@@ -70,6 +70,8 @@ class Rule:
     """Line scope: which capture names the rank the line is about."""
     peer: Peer | None = None
     """Line scope: the rank this line blames when no rank logged a fault of its own."""
+    witness: Witness | None = None
+    """Line scope: what the line is its rank's word on about another (a peer went away)."""
     restates: tuple[str, ...] = ()
     """Rules whose finding this one's lines repeat: folded into it when it exists."""
     lookup: Lookup | None = None

@@ -76,6 +76,14 @@ class Effect(StrEnum):
         return Effect.FAIL if role is Role.CAUSE else Effect.TIME_OUT
 
 
+class Witness(StrEnum):
+    """What a line is its rank's word on about another rank (judge.peergone)."""
+
+    PEER_GONE = "peer-gone"
+    """A peer went away (its connection closed): the logging rank was alive after a peer
+    stopped, so it is not the rank that stopped first."""
+
+
 class Refers(StrEnum):
     """What a capture naming another rank holds."""
 
