@@ -435,9 +435,13 @@ class LiveRun:
         written for longer than --stall-after), the verdict triage gives at this clock, when it
         too has no rank at work: one judgement of a finished run, not two (the live one called
         a run with a rank cut short `hung` where triage found it `stopped` or finished). Else
-        the live verdict (the run goes on, or its last lines are too recent to call it over)."""
+        the live verdict (the run goes on, or its last lines are too recent to call it over).
+        A file seen to grow while watched was written then, whatever its lines' times say: the
+        run is not over by any clock until nothing grew for --stall-after (triage's clock reads
+        lines days older than their files' mtimes as a copy of a run long over; a kept run
+        replayed into the watched directory with a pause in the writing is not that)."""
         quiet = self._quiet(now)
-        settled = quiet is None or quiet >= SETTLED_S
+        settled = quiet is None or (quiet >= SETTLED_S and quiet > self.stall_after_s)
         if behind or not settled or not run_ended(live):
             return live
         post = PostMortem(stall_after_s=self.stall_after_s)

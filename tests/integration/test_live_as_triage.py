@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 from msrunwatch.drivers.options import PostMortem
@@ -85,3 +86,42 @@ def test_every_rank_quiet_and_none_ended_is_hung_live_and_stopped_after(
     assert post_mortem.root_cause is not None
     assert post_mortem.root_cause.rule == "job-stopped-silently"
     assert {r.status.value for r in post_mortem.ranks} == {"stopped"}
+
+
+OOM_8P = FIXTURES / "synth_hccl_ei0006_after_oom_8p" / "msrun_log"
+
+
+def copy_now(names: list[str], target: Path) -> None:
+    """Copy these files of the 8-rank OOM run as a writer would now (mtime: now); the logs'
+    own times are days old, as when a kept run is replayed into a watched directory."""
+    for name in names:
+        shutil.copyfile(OOM_8P / name, target / name)
+
+
+def test_a_pause_in_the_writing_is_not_the_end_of_the_run(
+    tmp_path: Path, rules: list[Rule]
+) -> None:
+    """The CI run that failed: a writer paused after the scheduler's and rank 0's logs (rank 0
+    timed out; ranks 1-7 not written yet), and 5 s later the view gave triage's verdict on
+    that half (silent-rank on ranks 1-7), because lines days older than the files' mtimes read
+    to triage's clock as a copy of a run long over. The view saw those files grow seconds ago:
+    the run is not over by any clock, and nothing said then is undone by the rest."""
+    target = tmp_path / "msrun_log"
+    target.mkdir()
+    clock = Clock()
+    clock.now = time.time()
+    live = LiveRun([str(target)], rules, stall_after_s=STALL_AFTER_S, clock=clock)
+    try:
+        live.tick()  # the first catch-up: nothing yet
+        copy_now(["scheduler.log", "worker_0.log"], target)
+        paused = judged(live, clock, time.time() + 1.0)
+        paused = judged(live, clock, clock.now + 2 * 5.0)  # past SETTLED_S, within --stall-after
+        copy_now(sorted(p.name for p in OOM_8P.iterdir()), target)
+        final = judged(live, clock, clock.now + 1.0)
+        final = judged(live, clock, clock.now + 3 * STALL_AFTER_S)
+    finally:
+        live.close()
+    post_mortem = triage([str(target)], rules, post=PostMortem(stall_after_s=STALL_AFTER_S))
+    assert {f.rule for f in paused.findings} <= {f.rule for f in final.findings}, "undone later"
+    assert said(final) == said(post_mortem)
+    assert final.root_cause is not None and final.root_cause.ranks == (3,)
