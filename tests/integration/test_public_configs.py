@@ -53,6 +53,11 @@ FAILED = {
         130,
         "arguments no flag takes: \\ ",
     ),
+    "mf_qwen_7b_bf16_finetune_run_mode_typo.yaml": (
+        "config-run-mode-invalid",
+        15,
+        "Invalid run_mode. Expected one of ['train', 'predict', 'finetune', 'eval'], got fintune",
+    ),
 }
 MISSED = {
     # failed upstream, not an error here: what msrunwatch says instead (None: nothing)
@@ -88,6 +93,7 @@ RAN = [
     "ms_deepseek3_671b_512die_full_recompute.sh",
     "ms_llama2_13b_tokenizer_fixed.sh",
     "ms_qwen3_32b_pretrain_fixed.sh",
+    "mf_qwen_7b_bf16_finetune_run_mode_fixed.yaml",
 ]
 
 
