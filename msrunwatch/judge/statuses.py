@@ -217,23 +217,45 @@ RANK_EFFECTS = {Effect.FAIL: Status.FAILED, Effect.STALL: Status.STALLED}
 REASON_EFFECTS = {Effect.LEAVE: Status.FINISHED}
 """Rank rule effects that keep a rank's status, this one, and give their message as its
 reason (a rank that left the cluster early ended without a fault: why is the news)."""
+BEFORE_STOPPED = {Effect.STALL: Status.STALLED}
+"""Rank rule effects that say what a rank did before msrun stopped it (`killed` with no
+fault, kill or timeout of its own): a rank that hung before it joined the cluster hung
+first, and was killed only afterwards (as a hung rank named by its peers: with_named)."""
+OWN_END = (Effect.FAIL, Effect.KILL, Effect.TIME_OUT)
+"""Effects of a rank's own lines (or msrun's about its process) that say how it ended."""
 
 
-def with_rank_effects(statuses: Statuses, ranked: Mapping[int, list[Sighting]]) -> Statuses:
+def with_rank_effects(
+    statuses: Statuses,
+    ranked: Mapping[int, list[Sighting]],
+    own: Mapping[int, Sequence[Sighting]] | None = None,
+) -> Statuses:
     """Rank rules judge a rank's state as a whole (silent too long, never joined the
-    cluster): their `fail` or `stall` effect applies to a rank still quiet; `leave` says
-    why a rank that ended did so too early."""
+    cluster): their `fail` or `stall` effect applies to a rank still quiet, and `stall` to
+    one msrun then stopped (`own`: its lines, none of which says how it ended); `leave`
+    says why a rank that ended did so too early."""
     out = dict(statuses)
-    for rank, (status, _) in statuses.items():
+    for rank, (status, reason) in statuses.items():
         for hit in ranked.get(rank, []):
             effect = hit.rule.effect
             if effect in RANK_EFFECTS and status in QUIET:
                 out[rank] = (RANK_EFFECTS[effect], hit.hit.message)
                 break
+            lines = None if own is None else own.get(rank, ())
+            if effect in BEFORE_STOPPED and _stopped_by_others(status, lines):
+                out[rank] = (BEFORE_STOPPED[effect], f"{hit.hit.message}; then {reason}")
+                break
             if REASON_EFFECTS.get(effect) is status:
                 out[rank] = (status, hit.hit.message)
                 break
     return out
+
+
+def _stopped_by_others(status: Status, own: Sequence[Sighting] | None) -> bool:
+    """`killed`, and none of its own lines says how it ended (known only when `own` is)."""
+    if status is not Status.KILLED or own is None:
+        return False
+    return not any(s.rule.effect in OWN_END for s in own)
 
 
 Mark = tuple[int, int, int]

@@ -254,7 +254,7 @@ def judge(
     ranked = rank_sightings(rules, run, plain, ctx, seen)
     found = sorted([*found, *ranked], key=lambda s: s.sort_key)
     own = own_sightings(found)
-    statuses = with_rank_effects(statuses, own_sightings(ranked))
+    statuses = with_rank_effects(statuses, own_sightings(ranked), own)
     over = run_over(run, ctx)
     statuses = stopped(statuses, over, run, ctx.stall_after_s)
     world = run.expected_ranks or len(run.ranks)

@@ -16,7 +16,10 @@ HEADLINES = {
     "synth_sigkill_console": ("rank 2 was killed first: worker-killed (4 killed)", "msrun"),
     "cpu_2nodes_node1_killed": ("ranks 2-3 failed: node-timeout (2 killed, 2 failed)", ""),
     "cpu_wrong_master_addr_all_nodes": ("ranks 0-1 timed out: network-error (2 timed-out)", ""),
-    "cpu_rank1_never_registers": ("rank 1 was killed first: stalled", "rank 1's whole log"),
+    "cpu_rank1_never_registers": (
+        "rank 1 hung first: stalled (1 timed-out, 1 stalled)",
+        "rank 1's whole log",
+    ),
     "cpu_dp2_oom_alloc_failed": ("rank 1 failed first: oom (2 failed)", "logged about itself"),
 }
 

@@ -159,3 +159,15 @@ def test_live_a_quiet_rank_waits_until_msrun_says_it_kills_the_workers() -> None
     confirmed = type(live_run)(**{**live_run.__dict__, "kill_all_time": 5.0})
     assert rank_status(r, [], confirmed, run_failed=True, live=True)[0] is Status.KILLED
     assert rank_status(r, [], live_run, run_failed=True, live=False)[0] is Status.KILLED
+
+
+def test_a_rank_that_hung_before_msrun_stopped_it_hung_first() -> None:
+    """fixtures/cpu_rank1_never_registers: rank 1 hung before init(), then msrun killed it;
+    the headline read `rank 1 was killed first: stalled` (its status was `killed`)."""
+    statuses = {0: (Status.KILLED, "stopped"), 1: (Status.KILLED, "stopped")}
+    ranked = {0: [seen(STALL, 0, 9.0)], 1: [seen(STALL, 1, 9.0)]}
+    own = {1: [seen(OOM, 1, 8.0)]}  # a fault of its own says how it ended
+    out = with_rank_effects(statuses, ranked, own)
+    assert out[0] == (Status.STALLED, f"{STALL.message}; then stopped")
+    assert out[1][0] is Status.KILLED
+    assert with_rank_effects(statuses, ranked)[0][0] is Status.KILLED  # own lines not known
