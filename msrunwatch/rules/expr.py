@@ -7,6 +7,8 @@ There is no attribute access, subscription, lambda, comprehension or `**`, so a 
 cannot reach Python internals and runs in time bounded by its size and its list inputs.
 An unknown value (None) makes a comparison false (`!=` too) and arithmetic None; only a
 comparison with the literal `None` (`x == None`, `x != None`) asks whether it is known.
+Text plus a number is text (`"group " + 0` is `group 0`): captures that read as numbers
+are numbers, so a message joining one to text must not come out empty.
 """
 
 from __future__ import annotations
@@ -81,13 +83,35 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float))
 
 
+def number_text(value: int | float) -> str:
+    """A number as a message shows it: `3`, `0.25`, `1e+20` (ten significant digits)."""
+    return f"{value:.10g}" if isinstance(value, float) else str(value)
+
+
+def _joined(a: Any, b: Any) -> str | None:
+    """`"group " + 0`: text joined to a number is text, the number written out. A capture
+    that reads as a number is a number (`group name:0`), so a rule author cannot know
+    which of their captures will be one; None and true/false stay unknown."""
+    if isinstance(a, str) and isinstance(b, str):
+        return a + b
+    if isinstance(a, str) and _is_plain_number(b):
+        return a + number_text(b)
+    if _is_plain_number(a) and isinstance(b, str):
+        return number_text(a) + b
+    return None
+
+
+def _is_plain_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _arith(op: type, left: Node, right: Node) -> Node:
     fn = _ARITH[op]
 
     def run(env: Env) -> Any:
         a, b = left(env), right(env)
-        if op is ast.Add and isinstance(a, str) and isinstance(b, str):
-            return a + b
+        if op is ast.Add and (isinstance(a, str) or isinstance(b, str)):
+            return _joined(a, b)
         if not (_is_number(a) and _is_number(b)):
             return None
         try:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from msrunwatch.core.errors import ExprError
-from msrunwatch.rules.expr import Expr
+from msrunwatch.rules.expr import Expr, number_text
 
 _FIELD = re.compile(r"\{\{|\}\}|\{([^{}]+)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -80,7 +80,7 @@ def _text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return f"{value:.10g}"
+        return number_text(value)
     if isinstance(value, (list, tuple, set, frozenset)):
         items = list(value)
         if items and all(isinstance(v, int) and not isinstance(v, bool) for v in items):
