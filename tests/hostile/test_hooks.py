@@ -62,3 +62,19 @@ def test_a_command_that_cannot_start_is_a_warning(
     monkeypatch.setattr(subprocess, "Popen", refuse)
     warned = run_hook("true", finding)
     assert warned.startswith(f"msrunwatch: warning: --on-finding for {finding.rule}: cannot start")
+
+
+def test_the_message_reads_as_the_text_views_and_the_raw_one_is_kept(
+    finding: Finding, tmp_path: Path
+) -> None:
+    """The README's chat example posts MSRUNWATCH_MESSAGE: it says `64.0 GiB` as `triage`
+    does, not the byte count; MSRUNWATCH_MESSAGE_RAW and the event keep what the rule wrote."""
+    human, raw = tmp_path / "human", tmp_path / "raw"
+    command = (
+        f"printf %s \"$MSRUNWATCH_MESSAGE\" > '{human}'; "
+        f"printf %s \"$MSRUNWATCH_MESSAGE_RAW\" > '{raw}'"
+    )
+    assert run_hook(command, finding) == ""
+    assert finding.message.endswith("could not allocate 68719476736 B")
+    assert human.read_text(encoding="utf-8") == finding.message.replace("68719476736 B", "64.0 GiB")
+    assert raw.read_text(encoding="utf-8") == finding.message

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from msrunwatch.core.sanitize import json_document, json_line, terminal
 from msrunwatch.judge.model import Finding, Report, RootCause
+from msrunwatch.report import fmt
 from msrunwatch.rules.vocab import Severity
 
 HOOK_TIMEOUT_S = 60.0
@@ -130,9 +131,12 @@ def cause_finding(report: Report, cause: RootCause) -> Finding:
 
 
 def _env(finding: Finding) -> dict[str, str]:
-    """The process environment plus the finding's MSRUNWATCH_* variables, each made safe to
-    pass: the kernel refuses a NUL in the environment and a string over 128 KiB, and either
-    would stop the command from starting at all (the full event is on its stdin)."""
+    """The process environment plus the finding's MSRUNWATCH_* variables. MSRUNWATCH_MESSAGE
+    is the message as every text view shows it (`1.2 GiB`), for a person reading a chat;
+    MSRUNWATCH_MESSAGE_RAW is it as the rule wrote it and the event's JSON keeps it
+    (`1342177280 B`). Each is made safe to pass: the kernel refuses a NUL in the environment
+    and a string over 128 KiB, and either would stop the command from starting at all (the
+    full event is on its stdin)."""
     ranks = ",".join(str(n) for n in finding.ranks)
     return {
         **os.environ,
@@ -140,7 +144,8 @@ def _env(finding: Finding) -> dict[str, str]:
         "MSRUNWATCH_CATEGORY": env_value(finding.category),
         "MSRUNWATCH_SEVERITY": finding.severity.value,
         "MSRUNWATCH_RANKS": env_value(ranks),
-        "MSRUNWATCH_MESSAGE": env_value(finding.message),
+        "MSRUNWATCH_MESSAGE": env_value(fmt.human_sizes(finding.message)),
+        "MSRUNWATCH_MESSAGE_RAW": env_value(finding.message),
     }
 
 
