@@ -40,6 +40,8 @@ class Synthetic:
     ranks: tuple[int, ...]
     message: str
     occurrences: tuple[Occurrence, ...]
+    why: str = ""
+    """The rule's `why`, filled from the run's state as its message is."""
 
 
 def _nums(values: Sequence[Any]) -> list[float]:
@@ -290,7 +292,7 @@ def _rank_sighting(rule: Rule, rank: RankFacts, env: Mapping[str, Any]) -> Sight
     hit = Hit(rule.id, line or 0, 0, when, True, message, fingerprint(rule.id, message), (), text)
     f = rank.primary
     occ = Occurrence(rank.rank, f.log_dir, f.path, line, when, True, text, 1, message)
-    return Sighting(hit, rule, rank.rank, True, occ)
+    return Sighting(hit, rule, rank.rank, True, occ, why=_why(rule, env))
 
 
 def run_findings(rules: Sequence[Rule], run: RunFacts, env: Mapping[str, Any]) -> list[Synthetic]:
@@ -301,8 +303,14 @@ def run_findings(rules: Sequence[Rule], run: RunFacts, env: Mapping[str, Any]) -
             continue
         listed = rule.ranks(env) if rule.ranks is not None else []
         ranks = tuple(sorted({r for r in listed or [] if isinstance(r, int)}))
-        found.append(Synthetic(rule, ranks, render(rule.message, env), _occurrences(run, ranks)))
+        message, occurrences = render(rule.message, env), _occurrences(run, ranks)
+        found.append(Synthetic(rule, ranks, message, occurrences, _why(rule, env)))
     return found
+
+
+def _why(rule: Rule, env: Mapping[str, Any]) -> str:
+    """The rule's `why` for the verdict, filled as its message is (empty: none)."""
+    return render(rule.why, env) if rule.why else ""
 
 
 def _occurrences(run: RunFacts, ranks: Sequence[int]) -> tuple[Occurrence, ...]:

@@ -23,7 +23,7 @@ from msrunwatch.judge.sweep import TIE_SECONDS, Clocks, FirstLost, spoke_up, unc
 from msrunwatch.read.cluster import Group
 from msrunwatch.rules.matcher import capture_value
 from msrunwatch.rules.model import Rule, Scope
-from msrunwatch.rules.template import rank_ranges
+from msrunwatch.rules.template import rank_ranges, render
 from msrunwatch.rules.vocab import Blame, Role, Severity
 
 
@@ -91,6 +91,8 @@ def _said_by(first: Sighting) -> str:
     """Why the earliest cause decided, in words that say who said it: a rank's own line,
     msrun's console about a rank's process, a rank rule reading a rank's log as a whole (an
     absence, or lines counted), or the scheduler or msrun about the job."""
+    if first.why or first.rule.why:  # the rule says why it decides, in its own words
+        return first.why or _line_why(first)
     if first.rank is None:
         return "the earliest fault the scheduler or msrun logged about the job itself"
     if first.rule.scope is Scope.RANK:  # no line says it: the rule's title does
@@ -98,6 +100,11 @@ def _said_by(first: Sighting) -> str:
     if first.by_msrun:
         return "the earliest fault msrun reported about a rank's process"
     return "the earliest fault a rank logged about itself"
+
+
+def _line_why(s: Sighting) -> str:
+    """A line rule's `why`, filled from the line's captures."""
+    return render(s.rule.why, {name: capture_value(text) for name, text in s.hit.captures})
 
 
 def from_causes(found: Sequence[Sighting], clocks: Clocks | None = None) -> RootCause | None:
@@ -219,9 +226,11 @@ def fallback(
     too, and is no cause), the earliest error."""
     for syn in extra:
         if syn.rule.role is Role.CAUSE and syn.rule.severity is Severity.ERROR:
-            return run_level(syn.rule, syn.ranks, syn.message, _unprompted(syn.rule))
+            return run_level(syn.rule, syn.ranks, syn.message, syn.why or _unprompted(syn.rule))
     if lost is not None and not set(lost.ranks) & spoke_up(found):
-        reason = _unprompted(lost.sighting.rule)
+        reason = (
+            _said_by(lost.sighting) if lost.sighting.rule.why else _unprompted(lost.sighting.rule)
+        )
         return _cause(lost.sighting, lost.ranks, f"{reason}; {lost.why}" if lost.why else reason)
     errors = [s for s in found if s.rule.severity is Severity.ERROR]
     if not errors:

@@ -36,6 +36,8 @@ class Sighting:
     occurrence: Occurrence
     by_msrun: bool = False
     """Said by msrun's console (about a rank's process, or the job), not a rank's own log."""
+    why: str = ""
+    """A rank-scope rule's `why`, filled from the rank's state as its message is."""
 
     @property
     def sort_key(self) -> tuple[float, int, int]:

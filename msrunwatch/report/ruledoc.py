@@ -116,6 +116,8 @@ def page(rule: Rule, cases: Sequence[tuple[str, bool]]) -> str:
     if rule.fallback_when is not None:
         lines += ["", "Yields to others on its record when:", f"  {rule.fallback_when.source}"]
     lines += ["", "Message:", f"  {rule.message}"]
+    if rule.why:
+        lines += ["", "Why, when it decides the verdict:", *(f"  {x}" for x in _wrap(rule.why))]
     for title, text in (("Why it matters", rule.doc), ("What to do", rule.hint)):
         if text:
             lines += ["", f"{title}:", *(f"  {x}" for x in _wrap(text))]

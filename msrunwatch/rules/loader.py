@@ -203,7 +203,7 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
             raise RuleError(path, f"at names unknown setting {name!r}", line, col, rule_id)
     for key in ("when", "ranks", "fallback_when"):
         _expr(path, data, pos, key, names)
-    for key in ("message", "hint"):
+    for key in ("message", "hint", "why"):
         problem = check_template(data.get(key, ""), names)
         if problem is not None:
             line, col = pos.of((key,))
@@ -267,6 +267,7 @@ def rule_from_data(path: Path, data: Any, pos: Positions, trusted: bool = False)
         fallback={False: 0, True: 1, "last": 2}[data.get("fallback", False)],
         fallback_when=_expr(path, data, pos, "fallback_when", None, lazy=trusted),
         hint=data.get("hint", ""),
+        why=data.get("why", ""),
         doc=data.get("doc", ""),
         references=tuple(data.get("references", ())),
         versions=data.get("versions"),

@@ -100,6 +100,9 @@ class Rule:
     with `fallback: true`: one rule reads a code's bare header and its detail line, and the
     header's finding yields to the detail's on the same record, under the same rule id."""
     hint: str = ""
+    why: str = ""
+    """Why its finding decides the verdict, when it does (a template, as `message` is): the
+    verdict's `why:` line says it instead of a stock phrase; empty: the stock phrase."""
     doc: str = ""
     references: tuple[str, ...] = ()
     versions: str | None = None

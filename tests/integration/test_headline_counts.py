@@ -18,7 +18,11 @@ HEADLINES = {
     "cpu_wrong_master_addr_all_nodes": ("ranks 0-1 timed out: network-error (2 timed-out)", ""),
     "cpu_rank1_never_registers": (
         "rank 1 hung first: stalled (1 timed-out, 1 stalled)",
-        "rank 1's whole log",
+        "rank 1 logged lines but never tried to reach the scheduler",
+    ),
+    "cpu_cluster_timeout_missing_node": (
+        "ranks 2-3 left no log: cluster-init-timeout",
+        "the scheduler waited for rank(s) 2-3 until the cluster timed out",
     ),
     "cpu_dp2_oom_alloc_failed": ("rank 1 failed first: oom (2 failed)", "logged about itself"),
 }

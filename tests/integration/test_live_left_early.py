@@ -39,6 +39,9 @@ def left_early(report: Report) -> None:
     cause = report.root_cause
     assert cause is not None and cause.ranks == (1,), cause
     assert cause.category == "early-exit", cause
+    assert cause.reason.startswith(  # the rule's why, not "read from rank 1's whole log"
+        "the scheduler saw rank 1 leave the cluster with no fault and no normal end"
+    ), cause.reason
     assert statuses(report) == {0: Status.WAITING, 1: Status.FINISHED}
     one = report.ranks[1]
     assert one.status_reason.startswith("Rank 1 left the cluster"), one.status_reason

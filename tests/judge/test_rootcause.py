@@ -3,6 +3,8 @@ blame, then a run-level cause, the scheduler's word, and the earliest error."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from msrunwatch.judge.conditions import Synthetic
 from msrunwatch.judge.rootcause import fallback, from_causes
 from msrunwatch.judge.sweep import first_lost
@@ -67,3 +69,16 @@ def test_the_scheduler_is_not_believed_about_a_rank_that_timed_out_itself() -> N
     other = [seen(TIMEOUT, 1, 1.0), seen(LOST, 0, 2.0, own=False)]
     believed = fallback(other, [], first_lost(other))
     assert believed is not None and believed.rule == "lost" and believed.ranks == (0,)
+
+
+def test_a_rule_that_says_why_it_decides_is_quoted_not_a_stock_phrase() -> None:
+    """A rule's `why` (filled from the state that made it fire) is the verdict's `why:`;
+    what the verdict adds about other ranks still follows it."""
+    pool = replace(OOM, why="the pool ran dry")
+    cause = from_causes([seen(pool, 1, 1.0), seen(pool, 0, 3.0)])
+    assert cause is not None
+    assert cause.reason == "the pool ran dry; rank(s) 0 hit the same fault later"
+    silent = Rule("silent", "Ranks went silent", "stalled", Severity.ERROR, Scope.RUN, "m")
+    quiet = Synthetic(silent, (2,), "m", (), why="rank 2 went quiet first")
+    named = fallback([], [quiet], first_lost([]))
+    assert named is not None and named.reason == "rank 2 went quiet first"
