@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -32,6 +33,25 @@ EVERY_CASE = "MSRUNWATCH_EVERY_CASE"
 against slow path, cached rule pack against a fresh one) take every case instead of one
 per rule: the exhaustive form, for a change to the reader or the rule cache (it costs
 about ten minutes of CPU more than the README's test command)."""
+
+HANG_S = 120.0
+"""The longest a test waits for what must happen (a thread to post, a process to draw or
+exit): only a net against a hang, far above what a loaded machine takes, so that no
+outcome depends on machine speed. Never a speed limit: a test of speed counts CPU time."""
+
+WRITER_STALL = "MSRUNWATCH_TEST_WRITER_STALL_S"
+"""Seconds (default 0) that the tests' writer threads stop for at their pauses
+(`writer_stall`): a writer descheduled that long on a loaded machine. Set past the live
+engine's SETTLED_S (5 s), it shows, at once and every time, what a busy machine shows
+now and then; a test that waits for the state it asserts passes all the same, only slower."""
+
+
+def writer_stall() -> None:
+    """Where a writer thread may be held up by a busy machine: sleep WRITER_STALL seconds."""
+    stall = float(os.environ.get(WRITER_STALL, "0"))
+    if stall > 0:
+        time.sleep(stall)
+
 
 T = TypeVar("T")
 

@@ -30,7 +30,7 @@ from msrunwatch.live import observer
 from msrunwatch.live.headless import Headless, HeadlessOptions
 from msrunwatch.live.run import LiveRun
 from msrunwatch.rules.model import Rule
-from tests.support import FIXTURES
+from tests.support import FIXTURES, writer_stall
 
 HEALTHY = FIXTURES / "cpu_dp2_success_glog2" / "msrun_log"
 FAILING = FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log"
@@ -62,6 +62,7 @@ class Writer(threading.Thread):
     def run(self) -> None:
         while (job := self.jobs.get()) is not None:
             try:
+                writer_stall()
                 job()
             except BaseException as exc:  # surfaced by the test thread
                 self.error = exc
@@ -80,6 +81,8 @@ def dribble(path: Path, data: bytes, chunk: int = 97) -> None:
         for i in range(0, len(data), chunk):
             fh.write(data[i : i + chunk])
             time.sleep(0.002)
+            if i == 0:
+                writer_stall()  # mid-line
 
 
 class Watch:

@@ -12,12 +12,14 @@ import pytest
 from textual.message import Message
 
 from msrunwatch.judge.model import Status
-from msrunwatch.live.run import IDLE_TICK_S, SETTLED_S, DirtySet, LiveRun, Update, run_ended
+from msrunwatch.live.run import SETTLED_S, DirtySet, LiveRun, Update, run_ended
 from msrunwatch.rules.loader import load_rules
 from msrunwatch.rules.model import Rule
+from msrunwatch.tui import feed as feed_module
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.feed import LiveFeed, Post, messages
 from msrunwatch.tui.messages import FilesRestarted, FindingsRaised, LogsFound, SnapshotUpdated
+from tests.support import HANG_S
 from tests.tui.tui_scenarios import (
     fixture_report,
     healthy_copy,
@@ -27,7 +29,7 @@ from tests.tui.tui_scenarios import (
 )
 
 
-async def until(condition: Callable[[], bool], timeout: float = 120.0) -> None:
+async def until(condition: Callable[[], bool], timeout: float = HANG_S) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"
@@ -70,10 +72,10 @@ def test_live_feed_ticks_a_real_run_on_a_thread(tmp_path: Path) -> None:
     thread = threading.Thread(target=feed.run, args=(post,), daemon=True)
     thread.start()
     try:
-        assert got_ranks.wait(10), "the feed posts the run's two ranks"
+        assert got_ranks.wait(HANG_S), "the feed posts the run's two ranks"
     finally:
         feed.stop()
-        assert feed.join(5)
+        assert feed.join(HANG_S)
         live.close()
     snapshots = [m for m in seen if isinstance(m, SnapshotUpdated)]
     assert all(r.status is Status.FINISHED for r in snapshots[-1].update.report.ranks)
@@ -101,7 +103,7 @@ async def test_the_app_follows_a_run_that_fails(tmp_path: Path) -> None:
             assert "rank 1 failed first: oom" in str(target.header.render())
             await pilot.press("q")
         assert target.return_value == 1
-        assert feed.join(5), "quitting stops the feed thread"
+        assert feed.join(HANG_S), "quitting stops the feed thread"
     finally:
         live.close()
 
@@ -128,6 +130,14 @@ async def test_a_failing_feed_is_shown_not_fatal() -> None:
     assert target.return_value == 0
 
 
+@pytest.fixture
+def idle_for_ever(monkeypatch: pytest.MonkeyPatch) -> float:
+    """An ended run's heartbeat longer than any wait of the test's: a join that returns shows
+    the stop ended the feed's wait (with the real 2 s, waiting it out would pass too)."""
+    monkeypatch.setattr(feed_module, "IDLE_TICK_S", 10 * HANG_S)
+    return 10 * HANG_S
+
+
 def until_ended(feed: LiveFeed) -> list[Message]:
     """Run the feed on a thread until it posts a snapshot of an ended run; what it posted.
     A stop must end its wait (the idle heartbeat's too)."""
@@ -144,14 +154,16 @@ def until_ended(feed: LiveFeed) -> list[Message]:
     thread = threading.Thread(target=feed.run, args=(post,), daemon=True)
     thread.start()
     try:
-        assert ended.wait(30), "no snapshot of the ended run was posted"
+        assert ended.wait(HANG_S), "no snapshot of the ended run was posted"
     finally:
         feed.stop()
-        assert feed.join(5), "a stop ends the feed's wait"
+        assert feed.join(HANG_S), "a stop ends the feed's wait"
     return seen
 
 
-def test_the_feed_says_what_it_reads_and_idles_once_the_run_ended(tmp_path: Path) -> None:
+def test_the_feed_says_what_it_reads_and_idles_once_the_run_ended(
+    tmp_path: Path, idle_for_ever: float
+) -> None:
     """Before the first read, how many logs (the screen says `reading 3 logs…`, not
     `waiting for rank logs…`); once the run has ended and nothing grows, a slow heartbeat;
     a stop still ends the wait at once."""
@@ -166,7 +178,7 @@ def test_the_feed_says_what_it_reads_and_idles_once_the_run_ended(tmp_path: Path
     assert isinstance(found, LogsFound) and found.count == 3  # 2 workers and the scheduler
     last = [m for m in seen if isinstance(m, SnapshotUpdated)][-1].update
     idle = type(last)(last.report, time=last.time)  # ended, and nothing read this tick
-    assert feed._period(idle) == IDLE_TICK_S > feed.tick_s
+    assert feed._period(idle) == idle_for_ever > feed.tick_s
     assert feed._period(type(last)(last.report, bytes_read=1, time=last.time)) == feed.tick_s
 
 
@@ -194,7 +206,9 @@ class Settling:
         pass
 
 
-def test_the_run_ending_reaches_the_view_though_the_verdict_is_the_same() -> None:
+def test_the_run_ending_reaches_the_view_though_the_verdict_is_the_same(
+    idle_for_ever: float,
+) -> None:
     """The engine does not judge a final verdict again: the tick on which its files have
     settled carries the same report, and the view must still hear that the run ended
     (else the header stays `● live` and --exit-when-done never leaves the view)."""

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from msrunwatch.tui.widgets.findings_panel import describe
+from tests.support import writer_stall
 from tests.tui.tui_scenarios import FIXTURES, fixture_report, oom_line_for, running_copy
 from tests.tui.vt_screen import Screen
 
@@ -135,6 +136,7 @@ def write_in_pieces(source: Path, target: Path) -> None:
                 fh.write(data[start:end])
                 fh.flush()
                 time.sleep(0.03)
+                writer_stall()
 
 
 @pytest.mark.slow
