@@ -21,7 +21,13 @@ from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.expr import RememberedCondition
 from msrunwatch.rules.model import Rule, Scope
 from msrunwatch.rules.template import fingerprint, render
-from msrunwatch.rules.variables import RankState, RunFigures, StageFigures, values
+from msrunwatch.rules.variables import (
+    RankState,
+    RunFigures,
+    StageFigures,
+    rank_names,
+    values,
+)
 
 STARTED = (Status.COMPILING, Status.TRAINING, Status.FINISHED)
 RUNNING = ("starting", "compiling", "training")
@@ -243,7 +249,7 @@ def rank_envs(
     age = ctx.now - min(starts) if ctx.now is not None and starts else None
     for rank, state in zip_strict(ranks, states):
         state.age_s, state.ranks = age, len(states)
-        yield rank, {**values(state), **shared, **stages[state.stage]}
+        yield rank, {**values(state), **shared, **stages[state.stage], **rank_names(rank.rank)}
 
 
 def _evidence(rank: RankFacts, kind: str) -> tuple[int | None, float | None, str]:

@@ -23,7 +23,7 @@ from msrunwatch.judge.sweep import TIE_SECONDS, Clocks, FirstLost, spoke_up, unc
 from msrunwatch.read.cluster import Group
 from msrunwatch.rules.matcher import capture_value
 from msrunwatch.rules.model import Rule, Scope
-from msrunwatch.rules.template import rank_ranges, render
+from msrunwatch.rules.template import rank_name, rank_ranges, ranks_phrase, render
 from msrunwatch.rules.vocab import Blame, Role, Severity
 
 
@@ -96,7 +96,8 @@ def _said_by(first: Sighting) -> str:
     if first.rank is None:
         return "the earliest fault the scheduler or msrun logged about the job itself"
     if first.rule.scope is Scope.RANK:  # no line says it: the rule's title does
-        return f"{_lowered(first.rule.title)}, read from rank {first.rank}'s whole log"
+        whole = f"{rank_name(first.rank)}'s whole log" if first.rank >= 0 else "the whole log"
+        return f"{_lowered(first.rule.title)}, read from {whole}"
     if first.by_msrun:
         return "the earliest fault msrun reported about a rank's process"
     return "the earliest fault a rank logged about itself"
@@ -118,7 +119,7 @@ def from_causes(found: Sequence[Sighting], clocks: Clocks | None = None) -> Root
     if first.rule.blame is Blame.ALL:
         ranks = sorted({s.rank for s in same if s.rank is not None})
         if len(ranks) > 1:  # a fault every rank meets alike (its rule blames all): all named
-            reason += f", reported alike by ranks {rank_ranges(ranks)}"
+            reason += f", reported alike by {ranks_phrase(ranks)}"
         return _cause(first, ranks, reason)
     t0 = first.hit.time
     ranks = [

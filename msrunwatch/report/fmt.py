@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from msrunwatch.judge.model import Finding, Occurrence, RankReport, Report, Status
 from msrunwatch.read.timestamps import clock, iso
-from msrunwatch.rules.template import rank_ranges
+from msrunwatch.rules.template import rank_name, ranks_phrase
 from msrunwatch.rules.vocab import Severity
 
 ANSI = {
@@ -128,7 +128,9 @@ def headroom(report: Report) -> str:
     limit = r.memory.used_mb or r.memory.device_mb or 0
     spare = limit - (r.memory.peak_actual_mb or 0)
     room = f"{mib(spare)} headroom ({1 - ratio:.0%})" if spare >= 0 else f"{mib(-spare)} over it"
-    return f"peak {mib(r.memory.peak_actual_mb)} of {mib(limit)} usable on rank {r.rank}: {room}"
+    return (
+        f"peak {mib(r.memory.peak_actual_mb)} of {mib(limit)} usable on {rank_name(r.rank)}: {room}"
+    )
 
 
 def count(n: int, noun: str) -> str:
@@ -137,11 +139,15 @@ def count(n: int, noun: str) -> str:
 
 
 def ranks_text(ranks: Iterable[int]) -> str:
+    """`rank 1`, `ranks 0-3`, `the log` (a log whose rank is not known): template.ranks_phrase."""
     items = list(ranks)
-    if not items:
-        return "no rank"
-    word = "rank" if len(items) == 1 else "ranks"
-    return f"{word} {rank_ranges(items)}"
+    return ranks_phrase(items) if items else "no rank"
+
+
+def rank_cell(r: RankReport) -> str:
+    """The table's RANK cell: the number, or for a log whose rank is not known the log's own
+    name (`<stdin>`, `train.log`), never `-1`."""
+    return str(r.rank) if r.rank >= 0 else os.path.basename(r.file or "") or "?"
 
 
 def megabytes(value: int | None) -> str:

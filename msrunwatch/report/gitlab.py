@@ -11,6 +11,7 @@ from msrunwatch.core.sanitize import json_document
 from msrunwatch.judge.model import Finding, Occurrence, Report
 from msrunwatch.report import fmt
 from msrunwatch.rules.model import Rule
+from msrunwatch.rules.template import rank_name
 from msrunwatch.rules.vocab import Severity
 
 MAX_PER_FINDING = 50
@@ -55,7 +56,7 @@ def _description(f: Finding, o: Occurrence | None) -> str:
     """The message as read at this place (each rank's own numbers), else the finding's."""
     if o is None:
         return f"{f.message} ({fmt.ranks_text(f.ranks)})" if f.ranks else f.message
-    who = "" if o.rank is None else f" (rank {o.rank})"
+    who = "" if o.rank is None else f" ({rank_name(o.rank)})"
     return (o.message or f.message) + who
 
 

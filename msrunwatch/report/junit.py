@@ -10,6 +10,7 @@ from msrunwatch.core.sanitize import name
 from msrunwatch.judge.model import Finding, Report
 from msrunwatch.report import fmt
 from msrunwatch.rules.model import Rule
+from msrunwatch.rules.template import rank_name
 
 SUITE = "msrunwatch"
 INPUT_CASE = "every-input-read"
@@ -36,7 +37,7 @@ def _evidence(f: Finding) -> list[str]:
     shown = [o for o in f.occurrences if o.file is not None]
     for o in shown[:MAX_EVIDENCE]:
         who = (
-            f"rank {o.rank}"
+            rank_name(o.rank)
             if o.rank is not None
             else "config"
             if o.log_dir is None

@@ -30,7 +30,7 @@ def table_columns(ranks: Sequence[RankReport], hosts: bool = False) -> list[Colu
     has_memory = any(r.memory for r in ranks)
     has_progress = any(r.progress for r in ranks)
     has_compile = any(r.compile for r in ranks)
-    columns: list[Column] = [("RANK", lambda r: str(r.rank), True)]
+    columns: list[Column] = [("RANK", fmt.rank_cell, True)]
     if hosts:
         columns.append(("HOST", lambda r: r.host or "-", False))
     columns.append(("STATUS", lambda r: r.status.value, False))

@@ -74,6 +74,27 @@ def rank_ranges(ranks: Iterable[int]) -> str:
     return ", ".join(out)
 
 
+def rank_name(rank: int) -> str:
+    """`rank 3`; a log whose rank is not known is `the log`. Such a log (standard input, one
+    file whose name and lines name no rank) has a negative number (-1, -2, ... one per log),
+    and `rank -1` reads as a rank that exists."""
+    return f"rank {rank}" if rank >= 0 else "the log"
+
+
+def ranks_phrase(ranks: Iterable[int]) -> str:
+    """`rank 3`, `ranks 0-3, 5`; logs of unknown rank (negative numbers, see rank_name) as
+    `the log`, or `2 logs of unknown rank` beside others."""
+    items = sorted(set(ranks))
+    known = [r for r in items if r >= 0]
+    unknown = len(items) - len(known)
+    if unknown == 1 and not known:
+        return "the log"
+    parts = [f"{'rank' if len(known) == 1 else 'ranks'} {rank_ranges(known)}"] if known else []
+    if unknown:
+        parts.append(f"{unknown} log{'s' if unknown > 1 else ''} of unknown rank")
+    return " and ".join(parts)
+
+
 def _text(value: object) -> str:
     if value is None:
         return ""

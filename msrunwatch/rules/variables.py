@@ -13,6 +13,7 @@ from typing import Any, Union
 
 from msrunwatch.core.compat import dataclass
 from msrunwatch.rules import rulecache
+from msrunwatch.rules.template import rank_name
 from msrunwatch.schemas import files
 
 Number = Union[int, float]
@@ -236,8 +237,22 @@ def values(state: Any) -> dict[str, Any]:
     return {f.name: getattr(state, f.name) for f in fields(state)}
 
 
-RANK = table(RankState, RunFigures, StageFigures)
+RANK_NAMES = {
+    "rank_name": "the rank as a message names it: `rank 3`, or `the log` for a log whose rank "
+    "is not known (standard input, one file that names no rank; its `rank` is negative)",
+    "Rank_name": "rank_name at the start of a sentence: `Rank 3`, `The log`",
+}
+"""Rank scope: names for messages, so that no message says `rank -1`."""
+
+RANK = {**table(RankState, RunFigures, StageFigures), **RANK_NAMES}
 """Rank scope: one rank's state, with run and stage figures to compare it against."""
+
+
+def rank_names(rank: int) -> dict[str, str]:
+    """RANK_NAMES' values for one rank."""
+    name = rank_name(rank)
+    return {"rank_name": name, "Rank_name": name[:1].upper() + name[1:]}
+
 
 RUN = table(RunState, RunFigures)
 """Run scope: the run as a whole, after line and rank rules."""

@@ -7,6 +7,7 @@ import math
 from msrunwatch.core.sanitize import terminal
 from msrunwatch.judge.model import RankReport, Report, Status
 from msrunwatch.report import fmt
+from msrunwatch.rules.template import rank_name
 
 BAR_WIDTH = 8
 """Cells in a memory bar (each cell holds eight steps)."""
@@ -261,7 +262,7 @@ def headroom(report: Report) -> str:
     peak = r.memory.peak_actual_mb if r.memory else None
     spare = (memory_limit(r) or 0) - (peak or 0)
     room = f"{fmt.mib(spare)} headroom" if spare >= 0 else f"{fmt.mib(-spare)} OVER"
-    return f"memory {ratio:.0%} of usable on rank {r.rank}, {room}"
+    return f"memory {ratio:.0%} of usable on {rank_name(r.rank)}, {room}"
 
 
 def bar(ratio: float, width: int = BAR_WIDTH) -> str:

@@ -112,7 +112,14 @@ def _error_time(r: RankReport, _: float | None) -> float | None:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("rank", "RANK", 5, lambda r, _: str(r.rank), lambda r, _: float(r.rank), right=True),
+    Column(
+        "rank",
+        "RANK",
+        5,
+        lambda r, _: cells.printable(fmt.rank_cell(r)),
+        lambda r, _: float(r.rank),
+        right=True,
+    ),
     Column(
         "host",
         "HOST",

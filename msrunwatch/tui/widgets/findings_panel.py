@@ -17,6 +17,7 @@ from textual.widgets import Static
 from msrunwatch.core.compat import zip_strict
 from msrunwatch.judge.model import Finding, Report, RootCause
 from msrunwatch.report import fmt
+from msrunwatch.rules.template import rank_name
 from msrunwatch.tui import cells
 
 Key = tuple[str, str]
@@ -45,7 +46,7 @@ def describe(f: Finding) -> str:
     text = f"{f.rule} on {about}{count}" if on else f"{f.rule} in {about}"
     first = f.first
     if first is not None and first.rank is not None and len(f.ranks) > 1:
-        text += f"; first on rank {first.rank}"
+        text += f"; first on {rank_name(first.rank)}"
     return text
 
 
