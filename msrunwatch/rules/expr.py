@@ -7,8 +7,9 @@ There is no attribute access, subscription, lambda, comprehension or `**`, so a 
 cannot reach Python internals and runs in time bounded by its size and its list inputs.
 An unknown value (None) makes a comparison false (`!=` too) and arithmetic None; only a
 comparison with the literal `None` (`x == None`, `x != None`) asks whether it is known.
-Text plus a number is text (`"group " + 0` is `group 0`): captures that read as numbers
-are numbers, so a message joining one to text must not come out empty.
+Text plus a number or a list is text, the value written as a placeholder writes it
+(`"group " + 0` is `group 0`, `"rank(s) " + [2, 3]` is `rank(s) 2-3`): captures that read
+as numbers are numbers, so a message joining one to text must not come out empty.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from msrunwatch.core.compat import syntax_error, zip_strict
 from msrunwatch.core.errors import ExprError
 from msrunwatch.core.numbers import median
+from msrunwatch.rules.shown import shown
 
 MAX_LENGTH = 2000
 MAX_NODES = 300
@@ -83,26 +85,22 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float))
 
 
-def number_text(value: int | float) -> str:
-    """A number as a message shows it: `3`, `0.25`, `1e+20` (ten significant digits)."""
-    return f"{value:.10g}" if isinstance(value, float) else str(value)
-
-
 def _joined(a: Any, b: Any) -> str | None:
-    """`"group " + 0`: text joined to a number is text, the number written out. A capture
-    that reads as a number is a number (`group name:0`), so a rule author cannot know
-    which of their captures will be one; None and true/false stay unknown."""
+    """`"group " + 0`: text joined to a number or a list is text, the value written as a
+    message's placeholder writes it (`group 0`, `rank(s) 2-3`). A capture that reads as a
+    number is a number (`group name:0`), so a rule author cannot know which of their captures
+    will be one; None and true/false stay unknown."""
     if isinstance(a, str) and isinstance(b, str):
         return a + b
-    if isinstance(a, str) and _is_plain_number(b):
-        return a + number_text(b)
-    if _is_plain_number(a) and isinstance(b, str):
-        return number_text(a) + b
+    if isinstance(a, str) and _joinable(b):
+        return a + shown(b)
+    if _joinable(a) and isinstance(b, str):
+        return shown(a) + b
     return None
 
 
-def _is_plain_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _joinable(value: Any) -> bool:
+    return isinstance(value, (int, float, list, tuple)) and not isinstance(value, bool)
 
 
 def _arith(op: type, left: Node, right: Node) -> Node:

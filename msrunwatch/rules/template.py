@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from msrunwatch.core.errors import ExprError
-from msrunwatch.rules.expr import Expr, number_text
+from msrunwatch.rules.expr import Expr
+from msrunwatch.rules.shown import rank_ranges as rank_ranges  # re-exported: the judge names ranks
+from msrunwatch.rules.shown import shown
 
 _FIELD = re.compile(r"\{\{|\}\}|\{([^{}]+)\}")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -59,21 +61,6 @@ def _compiled(source: str) -> Expr:
     return Expr(source)
 
 
-def rank_ranges(ranks: Iterable[int]) -> str:
-    """`0-3, 5, 7-8`: a compact list of rank numbers."""
-    out: list[str] = []
-    items = sorted(set(ranks))
-    start = prev = None
-    for r in [*items, None]:
-        if r is not None and prev is not None and r == prev + 1:
-            prev = r
-            continue
-        if start is not None:
-            out.append(str(start) if start == prev else f"{start}-{prev}")
-        start = prev = r
-    return ", ".join(out)
-
-
 def rank_name(rank: int) -> str:
     """`rank 3`; a log whose rank is not known is `the log`. Such a log (standard input, one
     file whose name and lines name no rank) has a negative number (-1, -2, ... one per log),
@@ -95,21 +82,6 @@ def ranks_phrase(ranks: Iterable[int]) -> str:
     return " and ".join(parts)
 
 
-def _text(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return number_text(value)
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = list(value)
-        if items and all(isinstance(v, int) and not isinstance(v, bool) for v in items):
-            return rank_ranges(items)
-        return ", ".join(_text(v) for v in items)
-    return str(value)
-
-
 def render(template: str, values: Mapping[str, object]) -> str:
     """Fill `{name}` from values; `{{` and `}}` are literal braces; a missing name is empty."""
 
@@ -120,9 +92,9 @@ def render(template: str, values: Mapping[str, object]) -> str:
             return "}"
         field = m[1].strip()
         if _NAME.fullmatch(field):
-            return _text(values.get(field))
+            return shown(values.get(field))
         try:
-            return _text(_compiled(field)(values))
+            return shown(_compiled(field)(values))
         except ExprError:
             return ""
 
