@@ -36,8 +36,9 @@ def evidence(report: Report, finding: Finding) -> RankDetail | str:
 
 
 def timeline_line(report: Report, entry: Entry) -> RankDetail:
-    """A timeline line in its own log."""
-    return RankDetail(_log_of(report, entry.path, entry.rank), report.findings, line=entry.line)
+    """A timeline line in its own log (msrun's console is no rank's log, whichever rank its
+    line is about)."""
+    return RankDetail(_log_of(report, entry.path, None), report.findings, line=entry.line)
 
 
 def timeline(report: Report) -> TimelineScreen | str:
@@ -48,11 +49,17 @@ def timeline(report: Report) -> TimelineScreen | str:
         for r in report.ranks
         if r.file
     }
+    about: dict[str, dict[int, int]] = {}
     for f in report.findings:
         for o in f.occurrences:
-            if o.file and o.rank is None:
-                path = fmt.join_path(o.log_dir, o.file)
-                refs.setdefault(path, LogRef(None, path))
+            path = fmt.join_path(o.log_dir, o.file) if o.file else ""
+            if path and path not in refs:  # a rank-less file: the scheduler's, msrun's
+                if o.rank is not None and o.line:
+                    about.setdefault(path, {})[o.line] = o.rank
+                else:
+                    about.setdefault(path, {})
+    for path, lines in about.items():
+        refs[path] = LogRef(None, path, tuple(sorted(lines.items())))
     c = report.root_cause
     start = (fmt.join_path(c.log_dir, c.file), c.line) if c and c.file and c.line else None
     return TimelineScreen(list(refs.values()), start) if refs else "no logs yet"

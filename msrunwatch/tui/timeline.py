@@ -49,17 +49,21 @@ class LogRef:
 
     rank: int | None
     path: str
+    about: tuple[tuple[int, int], ...] = ()
+    """(line, rank) of the lines of a rank-less file that the verdict ties to a rank: msrun's
+    `Worker process 9606 exit with exception` is rank 1's, by its pid (the trial's N11)."""
 
 
 def entries(ref: LogRef, every_line: bool = False) -> Iterator[Entry]:
     """The file's problem lines (or every line), each dated by its own or an earlier time."""
     pattern = _EVERY if every_line else _PROBLEMS
     last: float | None = None
+    about = dict(ref.about)
     for number, text in _lines(ref.path, pattern):
         m = _STAMP.search(text, 0, 120)
         stamp = parse_glog(m[1]) if m else None
         last = stamp if stamp is not None else last
-        yield Entry(last, ref.rank, level(text), ref.path, number, text)
+        yield Entry(last, about.get(number, ref.rank), level(text), ref.path, number, text)
 
 
 def _lines(path: str, pattern: re.Pattern[bytes]) -> Iterator[tuple[int, str]]:
@@ -135,7 +139,7 @@ def merged(refs: Sequence[LogRef], every_line: bool = False) -> list[Entry]:
     may be 200,000 lines: not kept)."""
     if every_line:
         return merge(refs, every_line)
-    key = tuple((ref.rank, ref.path, _stamp(ref.path)) for ref in refs)
+    key = tuple((ref.rank, ref.path, ref.about, _stamp(ref.path)) for ref in refs)
     if _LAST and _LAST[0][0] == key:
         return _LAST[0][1]
     lines = merge(refs)

@@ -288,3 +288,29 @@ async def test_a_search_with_no_more_matches_says_so_in_one_toast() -> None:
         screen = screen_text(target)
     assert sum("not found" in row for row in screen) == 1, screen
     assert any("'Register' not found above" in row for row in screen)
+
+
+async def test_msruns_line_about_a_workers_exit_is_in_that_ranks_row() -> None:
+    """The trial's N11: msrun's console line `Worker process 9606 exit with exception. Error
+    code: -9.` had RANK `-`, though 9606 is rank 1's pid (the table shows EXIT -9 on rank 1).
+    It is rank 1's line now, on screen and for the rank filter; enter still opens the console."""
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        screen = await timeline_of(target, pilot, "cpu_kill9_rank1")
+        await pilot.press("l")  # errors only: the exit line is on the first screen
+        await pilot.pause()
+        row = next(r for r in screen_text(target) if "Worker process 9606 exit" in r)
+        assert row.split()[1:3] == ["1", "msrun_console"], row
+        await pilot.press("f", "1", "enter")
+        await pilot.pause()
+        exits = [e for e in screen.source.shown if "Worker process 9606" in e.text]
+        assert [(e.rank, e.line) for e in exits] == [(1, 131)]
+        screen.view.go_to(screen.source.shown.index(exits[0]))
+        await pilot.press("enter")
+        await pilot.pause()
+        detail = target.screen
+        assert (
+            isinstance(detail, RankDetail)
+            and detail.path == "fixtures/cpu_kill9_rank1/msrun_console.txt"
+        )
+        assert detail.view.cursor == 130
