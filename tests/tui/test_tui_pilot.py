@@ -27,6 +27,8 @@ from msrunwatch.tui.screens.help import HelpScreen
 from msrunwatch.tui.screens.rank_detail import RankDetail
 from msrunwatch.tui.widgets.rank_table import RankTable
 from tests.tui.tui_scenarios import (
+    NOW,
+    all_killed,
     app,
     finding,
     fixture_report,
@@ -527,7 +529,7 @@ async def test_no_file_ages_until_the_logs_there_were_are_read() -> None:
         assert [line(target.table, y).split()[-1] for y in (1, 2, 3, 4)] == ["…"] * 4
         assert "last line" not in header_text(target)
         assert "4 training" in header_text(target)
-        assert "files behind" in header_text(target)
+        assert "⟳ reading logs" in header_text(target)
         post(target, snapshot(report))
         await pilot.pause()
         assert [line(target.table, y).split()[-1] for y in (1, 2, 3, 4)] == [
@@ -537,6 +539,7 @@ async def test_no_file_ages_until_the_logs_there_were_are_read() -> None:
         post(target, snapshot(report, behind=1))
         await pilot.pause()
         assert line(target.table, 1).split()[-1] == "2.0s"
+        assert "⟳ reading logs: 1 file behind" in header_text(target)  # a burst, later
 
 
 async def test_so_far_is_said_once_while_reading() -> None:
@@ -616,3 +619,54 @@ async def test_at_80_columns_the_root_causes_place_keeps_its_line_and_whole_time
         f"at fixtures/synth_hccl_ei0006_after_oom_8p/msrun_log/worker_3.log:24  {stamp}" in row
         for row in wide
     )
+
+
+async def test_the_runs_length_grows_while_live_and_is_the_logs_span_once_ended() -> None:
+    """The trial's N7: `run 5.5s ● live` was the logs' span, standing still beside rows
+    `SILENT 27s`, then jumping. Live it is `running`, from the first line to now (the span
+    and the silence since the newest line, which grows with the clock); ended, `ran` and
+    the logs' span; while the first catch-up reads, no length (the logs are not all read)."""
+    now = [NOW]
+    report = synthetic(4)  # lines from NOW - 600 to NOW - 2 (598 s), quiet 2 s at NOW
+    target = MsrunwatchApp(None, ("msrun_log",), clock=lambda: now[0])
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(report, behind=3))
+        await pilot.pause()
+        assert "running" not in header_text(target) and "ran " not in header_text(target)
+        post(target, snapshot(report))
+        await pilot.pause()
+        assert "running 10m00s  ● live" in header_text(target).split("\n")[0]
+        now[0] += 25  # no new line: rows say SILENT 27s, the run is 25 s longer
+        target.header.refresh()
+        await pilot.pause()
+        assert "running 10m25s  ● live" in header_text(target).split("\n")[0]
+        assert "last line 27s ago" in header_text(target)
+        ended = all_killed(report)
+        post(target, snapshot(ended))
+        await pilot.pause()
+        assert "ran 9m58s  ■ run ended" in header_text(target).split("\n")[0]
+
+
+async def test_while_reading_the_header_counts_unread_logs_once_and_keeps_the_category() -> None:
+    """The trial's N14 at 512 ranks: `⟳ reading logs: 472 files behind` stood still while
+    the counts went `471 not read yet` -> 52, and at 80 columns the headline lost its
+    category (`FAILED so far: rank 37 failed… run 10m59s`). One number now, the counts';
+    a headline too long loses its middle, never the category."""
+    ranks = oom_with_timeouts().ranks
+    unread = [dataclasses.replace(r, status=Status.UNKNOWN) for r in ranks[4:]]
+    report = dataclasses.replace(oom_with_timeouts(), ranks=(*ranks[:4], *unread))
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(report, behind=472))
+        await pilot.pause()
+        header = header_text(target)
+        first = header.split("\n")[0]
+        assert "4 not read yet" in header and "472" not in header
+        assert first.rstrip().endswith("⟳ reading logs")
+        assert "so far: rank 3 failed first: oom" in first
+    target = app()
+    async with target.run_test(size=(48, 24)) as pilot:  # narrower than the headline
+        post(target, snapshot(report, behind=472))
+        await pilot.pause()
+        first = header_text(target).split("\n")[0]
+    assert "so far: rank 3 … oom  ⟳ reading logs" in first, first

@@ -5,7 +5,6 @@ GIVEN a verdict posted to the app, WHEN keys are pressed, THEN the screens say s
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +13,12 @@ from rich.color import ColorSystem
 from textual.color import Color
 from textual.pilot import Pilot
 
-from msrunwatch.judge.model import Status
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.messages import TargetsAwaited
 from msrunwatch.tui.screens.rank_detail import RankDetail, editor_command
 from msrunwatch.tui.screens.timeline import TimelineScreen
 from tests.tui.tui_scenarios import (
+    all_killed,
     app,
     fixture_report,
     oom_with_timeouts,
@@ -181,11 +180,7 @@ async def test_exit_when_done_ends_the_view_with_triage_code() -> None:
         post(target, snapshot(running))
         await pilot.pause()
         assert target.is_running
-        ended = dataclasses.replace(
-            running,
-            outcome="failed",
-            ranks=tuple(dataclasses.replace(r, status=Status.KILLED) for r in running.ranks),
-        )
+        ended = all_killed(running)
         post(target, snapshot(ended))
         await pilot.pause()
     assert target.return_value == 1

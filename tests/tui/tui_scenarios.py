@@ -160,6 +160,12 @@ def synthetic(n: int, step: int = 100, outcome: str = "running") -> Report:
     return Report(("msrun_log",), outcome, None, ranks, ())
 
 
+def all_killed(report: Report) -> Report:
+    """The run after msrun killed every rank: it has ended, and failed."""
+    ranks = tuple(dataclasses.replace(r, status=Status.KILLED) for r in report.ranks)
+    return dataclasses.replace(report, outcome="failed", ranks=ranks)
+
+
 def finding(rule: str, ranks: Sequence[int], message: str, first: int | None = None) -> Finding:
     """An error finding seen on `ranks`, first on `first` (default: the lowest)."""
     order = [first, *[r for r in ranks if r != first]] if first is not None else list(ranks)

@@ -135,10 +135,9 @@ class RunHeader(Widget):
         badge = Content.styled(f" {outcome} ", OUTCOME_STYLE.get(report.outcome, ""))
         said = verdict(report)
         so_far = ("so far: ", "$text-muted") if update.behind and "so far" not in said else ""
-        head = Content.assemble(badge, " ", so_far, (said, "bold"))
         return Content("\n").join(
             [
-                self._line(head, width),
+                self._verdict_line(Content.assemble(badge, " ", so_far), said, width),
                 *self._cause_lines(report, width),
                 self._counts_line(report, width),
             ]
@@ -161,11 +160,48 @@ class RunHeader(Widget):
         ]
 
     def _line(self, left: Content, width: int) -> Content:
+        return _spread(left, self._indicator(), width)
+
+    def _verdict_line(self, badge: Content, said: str, width: int) -> Content:
+        """The badge and verdict, the run's length and the feed's state; when they do not
+        fit, the length gives way, then the verdict's middle: its category (`oom`) stays
+        (the trial's N14 read `FAILED so far: rank 37 failed… run 10m59s` at 80 columns)."""
         right = self._indicator()
-        span = log_span(self.update.report) if self.update else None
-        if span is not None:
-            right = Content.assemble(("run ", "$text-muted"), cells.ago(span), "  ", right)
-        return _spread(left, right, width)
+        length = self._run_length()
+        head = Content.assemble(badge, (said, "bold"))
+        if length is not None:
+            full = Content.assemble(length, "  ", right)
+            if head.cell_length + full.cell_length + 1 <= width:
+                return _spread(head, full, width)
+        room = width - badge.cell_length - right.cell_length - 1
+        if len(said) > room:
+            head = Content.assemble(badge, (cells.middle_cut(said, max(room, 12)), "bold"))
+        return _spread(head, right, width)
+
+    def _run_length(self) -> Content | None:
+        """How long the run has gone, saying which measure: once it ended, its logs' span
+        (`ran 5.5s`); live, from its first line to now (`running 31s`: the span, then the
+        silence since its last line, so it grows every second); nothing while the first
+        catch-up reads (the trial's N7: `run 5.5s ● live`, the span alone, stood still
+        beside rows `SILENT 27s`, then jumped)."""
+        update = self.update
+        span = None if update is None else log_span(update.report)
+        if update is None or span is None:
+            return None
+        if update.ended:
+            return Content.assemble(("ran ", "$text-muted"), cells.ago(span))
+        since = self._since_last_line()
+        if since is None:
+            return None
+        return Content.assemble(("running ", "$text-muted"), cells.ago(span + since))
+
+    def _since_last_line(self) -> float | None:
+        """Seconds since the newest line of any rank, now (None until the logs there were
+        have been read: a file's age is not a silence, trial #32)."""
+        quiet = self._quiet
+        if quiet is None or not self.caught_up:
+            return None
+        return quiet[0] + max(self.clock() - quiet[1], 0.0)
 
     def _indicator(self) -> Content:
         update = self.update
@@ -178,8 +214,11 @@ class RunHeader(Widget):
             return Content.styled(f"⟳ reading {self.reading} logs…", "$text-warning")
         if update is None:
             return Content.styled("⟳ starting", "$text-muted")
+        if update.behind and not self.caught_up:  # how many: `N not read yet`, in the counts
+            return Content.styled("⟳ reading logs", "$text-warning")
         if update.behind:
-            return Content.styled(f"⟳ reading logs: {update.behind} files behind", "$text-warning")
+            behind = fmt.count(update.behind, "file")
+            return Content.styled(f"⟳ reading logs: {behind} behind", "$text-warning")
         if update.ended:
             return Content.styled("■ run ended", "bold $text-accent")
         return Content.styled("● live", "$text-success")
@@ -195,10 +234,9 @@ class RunHeader(Widget):
                 return left.truncate(width)
             right = Content.assemble(("last line ", "$text-muted"), clock(end))
             return _spread(left, right, width)
-        quiet = self._quiet
-        if quiet is None or not self.caught_up:  # a file's age, until the logs were read
+        since = self._since_last_line()
+        if since is None:
             return left.truncate(width)
-        since = quiet[0] + max(self.clock() - quiet[1], 0.0)
         right = Content.assemble(("last line ", "$text-muted"), cells.ago(since), " ago")
         return _spread(left, right, width)
 
