@@ -41,6 +41,10 @@ def cmd_triage(args: argparse.Namespace) -> int:
 
         took = time.monotonic() - started
         verbose(args, f"read {report.files} files, {size(report.bytes)} in {took:.2f}s")
+    if args.dirs != ["-"]:
+        from msrunwatch.commands import consolehint
+
+        consolehint.say(args, args.dirs, report.consoles)
     write(render(report, args), args.output)
     return ExitCode.FINDINGS if report.has_errors else ExitCode.OK
 

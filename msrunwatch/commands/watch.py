@@ -48,6 +48,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if "-" in args.dirs:
         raise UsageError("- (standard input) is read by triage and check, not followed live")
     _refuse_typos(args.dirs, args.wait)
+    from msrunwatch.commands.consolehint import say_beside
+
+    say_beside(args, args.dirs)  # on stderr, above the view: there when it closes
     from msrunwatch.live.observer import Arrival
     from msrunwatch.live.run import LiveRun
 

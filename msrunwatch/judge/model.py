@@ -195,6 +195,9 @@ class Report:
     clock_reference: str | None = None
     """Facts from several nodes: the host whose clock the report's times are on (the
     scheduler's), when its facts came."""
+    consoles: tuple[str, ...] = ()
+    """msrun's console files read as consoles (paths as given): `-v` says which, and a
+    console beside a log directory given alone is pointed at when none was read."""
 
     @property
     def has_errors(self) -> bool:

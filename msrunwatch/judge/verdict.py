@@ -4,6 +4,7 @@ and say how the run ended."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -310,4 +311,5 @@ def judge(
         files=sum(len(r.files) for r in run.ranks) + len(run.schedulers) + len(run.consoles),
         bytes=sum(f.size for r in run.ranks for f in r.files)
         + sum(f.size for f in (*run.schedulers, *run.consoles)),
+        consoles=tuple(os.path.join(f.log_dir, f.path) for f in run.consoles),
     )

@@ -423,3 +423,56 @@ def _size_and_identity(path: Path) -> tuple[int, tuple[int, int] | None]:
     except OSError:
         return 0, None
     return st.st_size, (st.st_dev, st.st_ino)
+
+
+BESIDE_LEVELS = 2
+"""How far up from a log directory a console is looked for: its run directory (msrun_log's
+parent), or the one above (a node's `node0/msrun_log`, with `node0_console.txt` beside
+`node0/`)."""
+BESIDE_FILES = 64
+"""Files of a directory sniffed for a console, at most: a parent may be a home directory."""
+
+
+def console_beside(target: str) -> Path | None:
+    """msrun's saved console in a directory above a log directory given alone (not read
+    with it: the run directory, or --console, reads it), or None. Only the files of each
+    directory up are sniffed, not its subdirectories."""
+    root = Path(target)
+    if not target or not root.is_dir():
+        return None
+    here = root.resolve()
+    for _ in range(BESIDE_LEVELS):
+        if here.parent == here:
+            return None
+        here = here.parent
+        found = _console_in(here)
+        if found is not None:
+            return _as_typed(found)
+    return None
+
+
+def _as_typed(path: Path) -> Path:
+    """A path as a user would type it from here: relative when that is shorter."""
+    try:
+        relative = Path(os.path.relpath(path))
+    except ValueError:  # another drive
+        return path
+    return relative if len(str(relative)) < len(str(path)) else path
+
+
+def _console_in(directory: Path) -> Path | None:
+    """The first file (by name) of a directory whose first bytes are msrun's console's."""
+    try:
+        names = sorted(e.name for e in os.scandir(directory) if e.is_file())
+    except OSError:
+        return None
+    for name in names[:BESIDE_FILES]:
+        if _never_a_log(name):
+            continue
+        try:
+            head = read_head(directory / name, SNIFF_BYTES)
+        except OSError:
+            continue
+        if sniff(head) is FileRole.CONSOLE:
+            return directory / name
+    return None

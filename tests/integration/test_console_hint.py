@@ -1,0 +1,85 @@
+"""A log directory given alone, with msrun's console beside it: the user is told once, on
+stderr, which console was not read and the two forms that read it; `-v` says which console
+was read, or that none was. Before, `triage fixtures/cpu_kill9_rank1/msrun_log` said
+nothing of the console one directory up (trial N1)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from msrunwatch.cli import main
+from msrunwatch.read.discover import console_beside
+from tests.support import FIXTURES, ROOT
+
+KILL9 = "fixtures/cpu_kill9_rank1"
+CONSOLE = f"{KILL9}/msrun_console.txt"
+
+
+def _stderr(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    main(args)
+    return capsys.readouterr().err
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def test_a_log_dir_alone_names_the_console_beside_it(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _stderr(["triage", f"{KILL9}/msrun_log"], capsys)
+    assert err.count("msrun_console.txt") >= 1 and err.count("is not read") == 1
+    assert f"msrun's console {CONSOLE} is beside the logs given and is not read" in err
+    assert f"give the run directory ({KILL9}) or --console {CONSOLE}" in err
+
+
+def test_the_view_without_a_terminal_says_it_once(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _stderr([f"{KILL9}/msrun_log"], capsys)  # `msrunwatch DIR` into a pipe: triage
+    assert err.count("is not read") == 1
+
+
+def test_quiet_says_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "console" not in _stderr(["triage", f"{KILL9}/msrun_log", "-q"], capsys)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[KILL9], [f"{KILL9}/msrun_log", "--console", CONSOLE]],
+    ids=["run-dir", "--console"],
+)
+def test_verbose_says_which_console_was_read(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _stderr(["triage", *args, "-v"], capsys)
+    assert f"msrunwatch: console: {CONSOLE} read" in err
+    assert "is not read" not in err
+
+
+def test_verbose_says_when_none_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(FIXTURES / "cpu_kill9_rank1" / "msrun_log", tmp_path / "msrun_log")
+    monkeypatch.chdir(tmp_path)
+    err = _stderr(["triage", "msrun_log", "-v"], capsys)
+    assert "msrunwatch: console: none read" in err and "is not read" not in err
+
+
+def test_a_nodes_log_dir_finds_its_nodes_console_two_levels_up() -> None:
+    run = "fixtures/cpu_2nodes_node1_killed"
+    assert console_beside(f"{run}/node0/msrun_log") == Path(f"{run}/node0_console.txt")
+    assert console_beside(run) is None  # the run dir reads its console itself
+    assert console_beside(f"{KILL9}/msrun_log/worker_0.log") is None  # a file: no guess
+
+
+def test_the_live_view_says_it_before_it_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    """The terminal view (say_beside, called before it draws): once, and not with --console."""
+    import argparse
+
+    from msrunwatch.commands.consolehint import say_beside
+
+    say_beside(argparse.Namespace(console=None, quiet=False), [f"{KILL9}/msrun_log"])
+    assert capsys.readouterr().err.count("is not read") == 1
+    say_beside(argparse.Namespace(console=[CONSOLE], quiet=False), [f"{KILL9}/msrun_log"])
+    assert capsys.readouterr().err == ""
