@@ -18,7 +18,7 @@ HEADLINES = {
     "cpu_wrong_master_addr_all_nodes": ("ranks 0-1 timed out: network-error (2 timed-out)", ""),
     "cpu_rank1_never_registers": (
         "rank 1 hung first: stalled (1 timed-out, 1 stalled)",
-        "rank 1 logged lines but never tried to reach the scheduler",
+        "rank 1's process ran (its log has lines) but never called init()",
     ),
     "cpu_cluster_timeout_missing_node": (
         "ranks 2-3 left no log: cluster-init-timeout",
