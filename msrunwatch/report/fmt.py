@@ -267,10 +267,16 @@ def cause_verb(report: Report) -> str:
         (status,) = named
         verbs = ONE_RANK_VERB if len(ranks) == 1 else RANKS_VERB
         if status in verbs:
-            return verbs[status]
+            return _alone(verbs[status], report)
     if named and named <= DOWN:
         return "went down"
-    return "showed first" if len(ranks) == 1 else "showed"
+    return _alone("showed first", report) if len(ranks) == 1 else "showed"
+
+
+def _alone(verb: str, report: Report) -> str:
+    """`failed`, not `failed first`, when the report has one log: first of one says there
+    were others (a log piped to `triage -`, one worker's log)."""
+    return verb.removesuffix(" first") if len(report.ranks) == 1 else verb
 
 
 def join_path(log_dir: str | None, file: str) -> str:
