@@ -59,23 +59,9 @@ def test_live_feed_ticks_a_real_run_on_a_thread(tmp_path: Path) -> None:
     run = healthy_copy(tmp_path)
     live = LiveRun([str(run)], load_rules())
     feed = LiveFeed(live, tick_s=0.05)
-    seen: list[Message] = []
-    got_ranks = threading.Event()
-
-    def post(message: Message) -> None:
-        seen.append(message)
-        if isinstance(message, SnapshotUpdated):
-            feed.applied()
-            if len(message.update.report.ranks) == 2 and message.update.caught_up:
-                got_ranks.set()
-
-    thread = threading.Thread(target=feed.run, args=(post,), daemon=True)
-    thread.start()
     try:
-        assert got_ranks.wait(HANG_S), "the feed posts the run's two ranks"
+        seen = run_until(feed, lambda u: len(u.report.ranks) == 2 and u.caught_up, "two ranks")
     finally:
-        feed.stop()
-        assert feed.join(HANG_S)
         live.close()
     snapshots = [m for m in seen if isinstance(m, SnapshotUpdated)]
     assert all(r.status is Status.FINISHED for r in snapshots[-1].update.report.ranks)
@@ -138,27 +124,32 @@ def idle_for_ever(monkeypatch: pytest.MonkeyPatch) -> float:
     return 10 * HANG_S
 
 
-def until_ended(feed: LiveFeed) -> list[Message]:
-    """Run the feed on a thread until it posts a snapshot of an ended run; what it posted.
+def run_until(feed: LiveFeed, reached: Callable[[Update], bool], what: str) -> list[Message]:
+    """Run the feed on a thread until it posts a snapshot that has `what`; what it posted.
     A stop must end its wait (the idle heartbeat's too)."""
     seen: list[Message] = []
-    ended = threading.Event()
+    done = threading.Event()
 
     def post(message: Message) -> None:
         seen.append(message)
         if isinstance(message, SnapshotUpdated):
             feed.applied()
-            if message.update.ended:
-                ended.set()
+            if reached(message.update):
+                done.set()
 
     thread = threading.Thread(target=feed.run, args=(post,), daemon=True)
     thread.start()
     try:
-        assert ended.wait(HANG_S), "no snapshot of the ended run was posted"
+        assert done.wait(HANG_S), f"the feed posted no snapshot with {what}"
     finally:
         feed.stop()
         assert feed.join(HANG_S), "a stop ends the feed's wait"
     return seen
+
+
+def until_ended(feed: LiveFeed) -> list[Message]:
+    """What the feed posted up to a snapshot of the run ended."""
+    return run_until(feed, lambda u: u.ended, "the run ended")
 
 
 def test_the_feed_says_what_it_reads_and_idles_once_the_run_ended(
