@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 import urllib.request
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from prometheus_client import CollectorRegistry
 from msrunwatch.commands.parser import build
 from msrunwatch.live.headless import metrics
 from msrunwatch.live.headless.options import HeadlessOptions
+from tests.support import HANG_S
 
 
 def test_idle_connections_do_not_each_hold_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,9 +61,14 @@ def test_metrics_listen_on_this_host_by_default(tmp_path: Path) -> None:
     assert HeadlessOptions().metrics_addr == "127.0.0.1"
 
 
+SCRAPE_S = 30.0
+"""How long a scrape may wait for its answer: a server whose threads slow clients hold never
+answers it, however long; a free one answers in milliseconds, in seconds on a busy machine."""
+
+
 def scrape(url: str) -> bool:
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:
+        with urllib.request.urlopen(url, timeout=SCRAPE_S) as response:
             return b"msrunwatch_files" in response.read()
     except OSError:
         return False
@@ -78,6 +85,7 @@ def test_slow_clients_do_not_starve_scrapes(monkeypatch: pytest.MonkeyPatch) -> 
     registry.register(RunCollector(lambda: 0.0))
     server, url = metrics.serve(registry, "127.0.0.1", 0)
     stop = threading.Event()
+    dribbling: set[int] = set()
 
     def dribble() -> None:
         request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: yes\r\n" * 50
@@ -88,6 +96,7 @@ def test_slow_clients_do_not_starve_scrapes(monkeypatch: pytest.MonkeyPatch) -> 
                         if stop.wait(0.2):
                             return
                         conn.send(bytes([byte]))
+                        dribbling.add(threading.get_ident())
             except OSError:
                 continue  # closed by the server: connect again, as an attacker would
 
@@ -95,7 +104,10 @@ def test_slow_clients_do_not_starve_scrapes(monkeypatch: pytest.MonkeyPatch) -> 
     for thread in slow:
         thread.start()
     try:
-        stop.wait(0.5)  # every slow client is connected and dribbling
+        deadline = time.monotonic() + HANG_S  # every slow client connected and dribbling
+        while len(dribbling) < len(slow):  # (a fixed 0.5 s was not enough on a busy machine)
+            assert time.monotonic() < deadline, f"{len(dribbling)} of {len(slow)} clients began"
+            stop.wait(0.05)
         assert [scrape(url) for _ in range(5)] == [True] * 5
     finally:
         stop.set()
@@ -111,7 +123,7 @@ def test_a_flood_of_idle_connections_does_not_keep_a_scrape_out() -> None:
     try:
         port = server.server_port  # more connections than the server keeps open:
         idle.extend(socket.create_connection(("127.0.0.1", port)) for _ in range(300))
-        with urllib.request.urlopen(url, timeout=5) as response:
+        with urllib.request.urlopen(url, timeout=SCRAPE_S) as response:
             assert response.status == 200
     finally:
         for conn in idle:

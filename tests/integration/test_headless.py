@@ -27,7 +27,7 @@ from msrunwatch.live.headless import SCHEMA, Headless, HeadlessOptions
 from msrunwatch.live.run import SETTLED_S, LiveRun
 from msrunwatch.report import jsonout
 from msrunwatch.rules.model import Rule
-from tests.support import FIXTURES
+from tests.support import FIXTURES, HANG_S
 
 FAILING = "cpu_dp2_oom_alloc_failed"
 HEALTHY = "cpu_dp2_success_glog2"
@@ -395,7 +395,7 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
 
 def scrape(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=5) as response:
+    with urllib.request.urlopen(url, timeout=HANG_S) as response:
         assert response.status == 200
         return str(response.read().decode())
 
@@ -488,7 +488,7 @@ def test_metrics_port_in_use_is_a_usage_error(tmp_path: Path, make_rig: Callable
 # -- --on-finding -----------------------------------------------------------------------
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 120.0) -> None:
+def wait_for(condition: Callable[[], bool], timeout: float = HANG_S) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "timed out"

@@ -91,11 +91,13 @@ def test_every_rank_quiet_and_none_ended_is_hung_live_and_stopped_after(
 OOM_8P = FIXTURES / "synth_hccl_ei0006_after_oom_8p" / "msrun_log"
 
 
-def copy_now(names: list[str], target: Path) -> None:
-    """Copy these files of the 8-rank OOM run as a writer would now (mtime: now); the logs'
-    own times are days old, as when a kept run is replayed into a watched directory."""
+def copy_now(names: list[str], target: Path, now: float) -> None:
+    """Copy these files of the 8-rank OOM run as a writer would at `now` (their mtime, the
+    engine's clock: however long the copy takes on a busy machine); the logs' own times are
+    days old, as when a kept run is replayed into a watched directory."""
     for name in names:
         shutil.copyfile(OOM_8P / name, target / name)
+        os.utime(target / name, (now, now))
 
 
 def test_a_pause_in_the_writing_is_not_the_end_of_the_run(
@@ -113,10 +115,10 @@ def test_a_pause_in_the_writing_is_not_the_end_of_the_run(
     live = LiveRun([str(target)], rules, stall_after_s=STALL_AFTER_S, clock=clock)
     try:
         live.tick()  # the first catch-up: nothing yet
-        copy_now(["scheduler.log", "worker_0.log"], target)
-        paused = judged(live, clock, time.time() + 1.0)
+        copy_now(["scheduler.log", "worker_0.log"], target, clock.now)
+        paused = judged(live, clock, clock.now + 1.0)
         paused = judged(live, clock, clock.now + 2 * 5.0)  # past SETTLED_S, within --stall-after
-        copy_now(sorted(p.name for p in OOM_8P.iterdir()), target)
+        copy_now(sorted(p.name for p in OOM_8P.iterdir()), target, clock.now)
         final = judged(live, clock, clock.now + 1.0)
         final = judged(live, clock, clock.now + 3 * STALL_AFTER_S)
     finally:
