@@ -58,11 +58,18 @@ def spoke_up(found: Sequence[Sighting]) -> set[int]:
 
 
 def scheduler_first(found: Sequence[Sighting]) -> tuple[Sighting, int] | None:
-    """The scheduler's own verdict: the rank it names the first it lost."""
+    """The scheduler's own verdict: the rank it names the first it lost; before it says so
+    (it logs its summary seconds after its first `The node: N is timed out`, when it gives
+    up: live, the view judged in between), the first rank it timed out."""
     for s in found:
         if not s.own and s.rank is not None and s.rule.effect is Effect.LOSE_FIRST:
             return s, s.rank
-    return None
+    lost = [s for s in found if not s.own and s.rank is not None and s.rule.effect is Effect.LOSE]
+    if not lost:
+        return None
+    first = min(lost, key=lambda s: s.sort_key)
+    assert first.rank is not None
+    return first, first.rank
 
 
 def swept_with(found: Sequence[Sighting], rank: int) -> list[int]:

@@ -136,3 +136,14 @@ def test_the_real_run_without_msruns_console_names_rank_1(
     both = triage([str(FIXTURES / "cpu_segv_after_finished")], rules)
     assert both.root_cause is not None and both.root_cause.ranks == (1,)
     assert both.root_cause.category == "segfault"
+
+
+def test_before_its_summary_the_scheduler_first_timed_out_rank_is_its_word() -> None:
+    """Live, between `The node: N is timed out` and the summary naming the first (4 s in
+    fixtures/cpu_2nodes_node1_killed): the first rank it timed out, not no rank at all."""
+    facts = run(rank(0, last_time=10.0), rank(1, last_time=10.0))
+    lines = scheduler(1, (1, 41.0), (0, 44.0))[:-1]  # no summary yet
+    lost = first_lost(lines, facts)
+    assert lost is not None and lost.ranks == (1,)
+    cause = fallback(lines, [], lost)
+    assert cause is not None and cause.ranks == (1,)
