@@ -204,10 +204,10 @@ def _validate(path: Path, data: Any, pos: Positions) -> None:
     for key in ("when", "ranks", "fallback_when"):
         _expr(path, data, pos, key, names)
     for key in ("message", "hint", "why"):
-        problem = check_template(data.get(key, ""), names)
+        problem = check_template(data.get(key, ""), names, key)
         if problem is not None:
             line, col = pos.of((key,))
-            raise RuleError(path, f"{key}: {problem}", line, col, rule_id)
+            raise RuleError(path, problem, line, col, rule_id)
     _subject(path, data, pos, match)
     _peer(path, data, pos, match)
 

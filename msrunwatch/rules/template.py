@@ -42,17 +42,18 @@ def template_names(template: str) -> frozenset[str] | None:
     return frozenset(names)
 
 
-def check_template(template: str, names: set[str] | None) -> str | None:
-    """Why a template cannot be filled from these names, or None when it can."""
+def check_template(template: str, names: set[str] | None, key: str = "message") -> str | None:
+    """Why a template (the rule's `key`: message, hint, why) cannot be filled from these
+    names, or None when it can."""
     for field in template_fields(template):
         if _NAME.fullmatch(field.strip()):
             if names is not None and field.strip() not in names:
-                return f"message uses unknown name {field.strip()!r}"
+                return f"{key} uses unknown name {field.strip()!r}"
             continue
         try:
             Expr(field, names)
         except ExprError as exc:
-            return f"message placeholder {{{field}}}: {exc}"
+            return f"{key} placeholder {{{field}}}: {exc}"
     return None
 
 

@@ -62,7 +62,7 @@ def test_a_good_rule_loads(tmp_path: Path) -> None:
             10,
             "message uses unknown name 'where'",
         ),
-        (GOOD + "why: 'it ran out of {where}'\n", 7, 6, "why: message uses unknown name 'where'"),
+        (GOOD + "why: 'it ran out of {where}'\n", 7, 6, "why uses unknown name 'where'"),
         (GOOD.replace("id: my-rule", "id: other-rule"), 1, 5, "id must equal the file name"),
         (GOOD.replace("match: 'Out of (?P<what>\\w+)'\n", ""), 1, 1, "'match' is required"),
         ("id: my-rule\n  title: x\n", 2, 8, "invalid YAML"),
