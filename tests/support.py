@@ -19,7 +19,9 @@ import coverage
 from msrunwatch.judge.model import Report, Status
 from msrunwatch.live.run import LiveRun
 from msrunwatch.read.facts import FileFacts
-from msrunwatch.rules.model import Rule
+from msrunwatch.rules.expr import Expr
+from msrunwatch.rules.model import Rule, Scope
+from msrunwatch.rules.vocab import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -109,6 +111,29 @@ def program(
     """`msrunwatch ARGS` as a user runs it, a program of its own (so it ends by cli.end_now,
     not by returning to a test)."""
     return python("-m", "msrunwatch", *args, timeout=timeout, **kwargs)
+
+
+def line_rule(
+    rule_id: str,
+    pattern: str,
+    message: str,
+    *,
+    when: str | None = None,
+    severity: Severity = Severity.ERROR,
+    category: str = "python-exception",
+) -> Rule:
+    """A line rule made in a test: what the test is about (its pattern, message and `when`),
+    the rest any valid value."""
+    return Rule(
+        id=rule_id,
+        title="t",
+        category=category,
+        severity=severity,
+        scope=Scope.LINE,
+        message=message,
+        pattern=pattern,
+        when=Expr(when) if when else None,
+    )
 
 
 # -- a real run replayed into a directory, judged live on a clock the test moves ----------

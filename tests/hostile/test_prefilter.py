@@ -8,9 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msrunwatch.rules.matcher import LineMatcher
-from msrunwatch.rules.model import Rule, Scope
+from msrunwatch.rules.model import Rule
 from msrunwatch.rules.prefilter import Prefilter
 from msrunwatch.rules.vocab import Severity
+from tests.support import line_rule
 
 WORDS = st.text(alphabet="abcAB", min_size=4, max_size=8)
 
@@ -30,15 +31,7 @@ def test_the_rules_tried_are_exactly_those_whose_literal_is_in_the_line(
 
 
 def user_rule(index: int, word: str) -> Rule:
-    return Rule(
-        id=f"user-{index}",
-        title="t",
-        category="python-exception",
-        severity=Severity.WARNING,
-        scope=Scope.LINE,
-        message="{n}",
-        pattern=rf"Error {word} (?P<n>\d+)",
-    )
+    return line_rule(f"user-{index}", rf"Error {word} (?P<n>\d+)", "{n}", severity=Severity.WARNING)
 
 
 def test_thousands_of_rules_each_find_their_own_line() -> None:

@@ -3,25 +3,15 @@ condition needs a capture, none of whose literals the line holds."""
 
 from __future__ import annotations
 
-from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.matcher import LineMatcher
-from msrunwatch.rules.model import Rule, Scope
-from msrunwatch.rules.vocab import Severity
+from msrunwatch.rules.model import Rule
+from tests.support import line_rule
 
 PATTERN = r"^(?P<type>[A-Za-z_]\w*?(?P<suffix>Error|Exit)?)(?::\s?(?P<detail>.*))?$"
 
 
 def rule(when: str) -> Rule:
-    return Rule(
-        id="bare",
-        title="t",
-        category="python-exception",
-        severity=Severity.ERROR,
-        scope=Scope.LINE,
-        message="{type}",
-        pattern=PATTERN,
-        when=Expr(when),
-    )
+    return line_rule("bare", PATTERN, "{type}", when=when)
 
 
 def tried(matcher: LineMatcher) -> int:

@@ -14,23 +14,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from msrunwatch.rules.anchored import first_characters
-from msrunwatch.rules.expr import Expr
 from msrunwatch.rules.matcher import LineMatcher, _first_gate
-from msrunwatch.rules.model import Rule, Scope
+from msrunwatch.rules.model import Rule
 from msrunwatch.rules.vocab import Severity
-from tests.support import FIXTURES
+from tests.support import FIXTURES, line_rule
 
 
 def rule(pattern: str, message: str = "{x}", when: str | None = None, id: str = "r") -> Rule:
-    return Rule(
-        id=id,
-        title="t",
-        category="unclassified",
-        severity=Severity.WARNING,
-        scope=Scope.LINE,
-        message=message,
-        pattern=pattern,
-        when=Expr(when) if when else None,
+    return line_rule(
+        id, pattern, message, when=when, severity=Severity.WARNING, category="unclassified"
     )
 
 

@@ -11,22 +11,14 @@ import regex
 
 from msrunwatch.rules import budget
 from msrunwatch.rules.matcher import LineMatcher
-from msrunwatch.rules.model import Rule, Scope
-from msrunwatch.rules.vocab import Severity
+from msrunwatch.rules.model import Rule
+from tests.support import line_rule
 
 LINES = [f"BOOM {n}" for n in range(8)]
 
 
 def boom_rule() -> Rule:
-    return Rule(
-        id="boom",
-        title="t",
-        category="python-exception",
-        severity=Severity.ERROR,
-        scope=Scope.LINE,
-        message="boom",
-        pattern=r"BOOM (?P<n>\d+)",
-    )
+    return line_rule("boom", r"BOOM (?P<n>\d+)", "boom")
 
 
 class Waiting:
