@@ -390,6 +390,10 @@ CONFIG = {
     "join": "msrun --join (False: msrun returns at once, the logs must be tailed)",
     "sim_rank_id": "msrun --sim_rank_id (DryRun of one rank)",
     "stray_args": "list: words in the training arguments that no flag takes",
+    "unrecognized_args": "list: flags no Megatron-LM / MindSpeed / MindSpeed-LLM commit defined, "
+    "each close to one that is ('--num-query-group (did you mean --num-query-groups?)')",
+    "unknown_args": "list: flags no Megatron-LM / MindSpeed / MindSpeed-LLM commit defined, "
+    "like none that is",
     "qkv_bias": "bias on the QKV projection (--add-qkv-bias / qkv_has_bias)",
     "use_legacy": "MindFormers use_legacy (False: the mcore path)",
     # what the job is, and which framework version runs it

@@ -58,6 +58,31 @@ FAILED = {
         15,
         "Invalid run_mode. Expected one of ['train', 'predict', 'finetune', 'eval'], got fintune",
     ),
+    "ms_qwen15_32b_generate_num_query_group.sh": (
+        "config-argument-unrecognized",
+        61,
+        "unrecognized arguments: --num-query-group (did you mean --num-query-groups?)",
+    ),
+    "ms_qwen2_7b_lora_generate_target_models.sh": (
+        "config-argument-unrecognized",
+        41,
+        "unrecognized arguments: --lora-target-models (did you mean --lora-target-modules?)",
+    ),
+    "mspeed_gpt_moe_8k_save_optiom.sh": (
+        "config-argument-unrecognized",
+        111,
+        "unrecognized arguments: --no-save-optiom (did you mean --no-save-optim?)",
+    ),
+    "ms_internlm2_20b_evaluate_rotary_typo.sh": (
+        "config-argument-unrecognized",
+        41,
+        "--use-rotary-position-embedding (did you mean --use-rotary-position-embeddings?)",
+    ),
+    "ms_qwen3_8b_pretrain_worker_typo.sh": (
+        "config-argument-unrecognized",
+        114,
+        "unrecognized arguments: --worker (did you mean --workers?)",
+    ),
 }
 MISSED = {
     # failed upstream, not an error here: what msrunwatch says instead (None: nothing)
@@ -94,6 +119,11 @@ RAN = [
     "ms_llama2_13b_tokenizer_fixed.sh",
     "ms_qwen3_32b_pretrain_fixed.sh",
     "mf_qwen_7b_bf16_finetune_run_mode_fixed.yaml",
+    "ms_qwen15_32b_generate_fixed.sh",
+    "ms_qwen2_7b_lora_generate_fixed.sh",
+    "mspeed_gpt_moe_8k_fixed.sh",
+    "ms_internlm2_20b_evaluate_fixed.sh",
+    "ms_qwen3_8b_pretrain_fixed.sh",
 ]
 
 

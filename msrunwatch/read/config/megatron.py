@@ -176,6 +176,8 @@ class MegatronArgs:
     """Words that could not be resolved where a flag was expected: they may hold flags."""
     flags: int = 0
     """How many known flags were seen."""
+    unknown: list[Field] = field(default_factory=list)
+    """The `--flag` words this reader does not interpret (it may still be a real flag)."""
 
 
 def is_option(f: Field) -> bool:
@@ -221,6 +223,7 @@ def read_args(fields: Sequence[Field], doc: Doc, defaults: bool = True) -> Megat
         after_unknown = spec is None
         i += 1
         if spec is None:
+            out.unknown.append(f)
             wants_value = not eq
             continue
         out.flags += 1

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from msrunwatch.core.errors import ConfigError
 from msrunwatch.read.config.common import Doc, TracedValue, parse_int
+from msrunwatch.read.config.flagnames import checked_entry, unrecognized
 from msrunwatch.read.config.megatron import is_option, read_args
 from msrunwatch.read.config.mflaunch import ENTRY, mindformers_options
 from msrunwatch.read.config.model import Source, TrainingConfig, Value
@@ -337,6 +338,9 @@ def read_msrun(cmdline: str, origin: str = "<msrun>") -> TrainingConfig:
         values["framework"] = Value("megatron")
         if args.stray:
             values["stray_args"] = stray_value(args.stray, doc)
+        script = launcher.script.text.rsplit("/", 1)[-1] if launcher.script else None
+        if checked_entry(script, "deepspeed" in args.values):
+            values.update(unrecognized(args.unknown, doc))
     return TrainingConfig(origin, "msrun", values)
 
 

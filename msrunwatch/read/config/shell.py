@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from msrunwatch.core.errors import ConfigError
 from msrunwatch.read.config.common import Doc, TracedValue, parse_int
 from msrunwatch.read.config.entry import NOT_JOBS, job_of_entry
+from msrunwatch.read.config.flagnames import checked_entry, unrecognized
 from msrunwatch.read.config.megatron import read_args
 from msrunwatch.read.config.model import TrainingConfig, Value
 from msrunwatch.read.config.msrun import Launcher, parse_launcher, stray_value
@@ -75,6 +76,9 @@ def _read_launch(text: str, doc: Doc, values: dict[str, Value]) -> TrainingConfi
     values.update(_entry(entry, args.config_file, doc))
     if args.stray:
         values["stray_args"] = stray_value(args.stray, doc)
+    deepspeed = launch.kind == "deepspeed" or "deepspeed" in values
+    if checked_entry(entry.text.rsplit("/", 1)[-1] if entry else None, deepspeed):
+        values.update(unrecognized(args.unknown, doc))
     values.update(_counts(launcher, launch, doc))
     values["launcher"] = TracedValue(launch.kind)
     sim = _sim_level(launcher, launch, doc)
