@@ -82,6 +82,9 @@ def test_every_rank_quiet_and_none_ended_is_hung_live_and_stopped_after(
     live, ended, post_mortem = verdicts(target, newest + 3 * STALL_AFTER_S, rules)
     assert not ended
     assert live.root_cause is not None and live.root_cause.rule == "run-stalled"
+    assert live.root_cause.reason.startswith(  # its rule's why: fits when every rank is quiet
+        "a job whose every rank still at work is quiet without a fault is hung"
+    ), live.root_cause.reason
     assert {r.status.value for r in live.ranks} == {"stalled"}
     assert post_mortem.root_cause is not None
     assert post_mortem.root_cause.rule == "job-stopped-silently"
