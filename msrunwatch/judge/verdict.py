@@ -96,6 +96,7 @@ def _run_state(
         root_ranks=root,
         root_who=f"rank(s) {rank_ranges(root)}" if root else "the job",
         has_cause=cause is not None,
+        lost_ranks=sorted(scheduler_lost(found)),
         stopped_ranks=sorted(halted),
         quiet_for_s=over.quiet_s if over else None,
     )

@@ -221,6 +221,11 @@ class RunState:
         "the job",
     )
     has_cause: bool = var("a rank logged a fault of its own", False)
+    lost_ranks: list[int] = var(
+        "list: ranks the scheduler timed out (it lost their heartbeat): its word on who went "
+        "first is stronger evidence than a silence",
+        (),
+    )
     stopped_ranks: list[int] = var(
         "list: post mortem, ranks whose log stops without an end marker or a fault in a run "
         "that is over (quiet longer than --stall-after, or --finished)",

@@ -31,31 +31,41 @@ def at(stamp: str) -> float:
     return when
 
 
+Nodes = tuple[list[Replay], LiveRun, Clock]
+
+
 @pytest.fixture
-def nodes(tmp_path: Path, rules: list[Rule]) -> Iterator[tuple[list[Replay], LiveRun, Clock]]:
+def nodes(tmp_path: Path, rules: list[Rule]) -> Iterator[Nodes]:
+    yield from _nodes(tmp_path, rules, 120.0)
+
+
+@pytest.fixture
+def nodes_15s(tmp_path: Path, rules: list[Rule]) -> Iterator[Nodes]:
+    yield from _nodes(tmp_path, rules, 15.0)
+
+
+def _nodes(tmp_path: Path, rules: list[Rule], stall_after_s: float) -> Iterator[Nodes]:
     replays = []
     for node in ("node0", "node1"):
         (tmp_path / node).mkdir()
         replays.append(Replay(RUN / node / "msrun_log", tmp_path / node / "msrun_log"))
     clock = Clock()
     targets = [str(r.target) for r in replays]
-    live = LiveRun(targets, rules, stall_after_s=120.0, clock=clock)
+    live = LiveRun(targets, rules, stall_after_s=stall_after_s, clock=clock)
     try:
         yield replays, live, clock
     finally:
         live.close()
 
 
-def verdict(nodes: tuple[list[Replay], LiveRun, Clock], stamp: str) -> Report:
+def verdict(nodes: Nodes, stamp: str) -> Report:
     replays, live, clock = nodes
     for replay in replays:
         replay.until(at(stamp))
     return judged(live, clock, at(stamp))
 
 
-def test_the_first_timeout_names_its_rank_before_the_summary(
-    nodes: tuple[list[Replay], LiveRun, Clock],
-) -> None:
+def test_the_first_timeout_names_its_rank_before_the_summary(nodes: Nodes) -> None:
     assert verdict(nodes, "08:40:10.000").outcome != "failed"  # node 1 gone, not yet noticed
     first = verdict(nodes, "08:40:20.000")  # `The node: 3 is timed out`, no summary yet
     assert first.root_cause is not None and first.root_cause.ranks == (3,)
@@ -63,3 +73,16 @@ def test_the_first_timeout_names_its_rank_before_the_summary(
     later = verdict(nodes, "08:40:23.000")  # the summary: `worker 3 is the first`
     assert later.root_cause is not None and 3 in later.root_cause.ranks
     assert not fmt.headline(later).startswith("the job")
+
+
+def test_once_the_scheduler_timed_a_rank_out_the_silences_do_not_overrule_it(
+    nodes_15s: Nodes,
+) -> None:
+    """With --stall-after 15 the view names ranks 2-3 hung (their logs went quiet first),
+    then the scheduler's rank 3; it went back to `rank 2 hung first: stalled` (run-stalled:
+    the rank an earlier verdict held hung) 9 s later. The scheduler's word now stands."""
+    assert verdict(nodes_15s, "08:40:10.000").root_cause is not None  # hung, so far
+    after = [verdict(nodes_15s, f"08:40:{s:02d}.500") for s in range(19, 40, 2)]
+    causes = {r.root_cause.rule for r in after if r.root_cause is not None}
+    assert "run-stalled" not in causes, causes
+    assert all(r.root_cause is not None and 3 in r.root_cause.ranks for r in after)
