@@ -19,7 +19,9 @@ from msrunwatch.cli import main
 from msrunwatch.rules import rulecache
 from tests.support import FIXTURES, ROOT, program, python
 
-OOM = str(FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log")
+OOM = str(FIXTURES / "cpu_dp2_oom_alloc_failed")
+"""The run directory, msrun's console with its logs: nothing to say on stderr (given its
+msrun_log alone, triage says once that the console beside it is not read)."""
 
 
 def in_process(*args: str) -> tuple[int, str]:
