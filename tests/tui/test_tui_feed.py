@@ -70,7 +70,8 @@ def test_live_feed_ticks_a_real_run_on_a_thread(tmp_path: Path) -> None:
 @pytest.mark.slow
 async def test_the_app_follows_a_run_that_fails(tmp_path: Path) -> None:
     run = running_copy(tmp_path)
-    live = LiveRun([str(run)], load_rules())
+    # rank 1 is silent from the copy on: no machine is so slow that it reads as stalled
+    live = LiveRun([str(run)], load_rules(), stall_after_s=10 * HANG_S)
     feed = LiveFeed(live, tick_s=0.05)
     target = MsrunwatchApp(feed, [str(run)])
     try:

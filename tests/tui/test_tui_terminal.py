@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from msrunwatch.tui.widgets.findings_panel import describe
-from tests.support import writer_stall
+from tests.support import HANG_S, writer_stall
 from tests.tui.tui_scenarios import FIXTURES, fixture_report, oom_line_for, running_copy
 from tests.tui.vt_screen import Screen
 
@@ -102,7 +102,9 @@ def rank_row(screen: Screen, rank: int, status: str) -> bool:
 def test_a_rank_turns_failed_on_screen_and_q_restores_the_terminal(tmp_path: Path) -> None:
     run = running_copy(tmp_path)  # rank 1 still training: its log stops before its end
     root = Path(__file__).resolve().parents[2]
-    terminal = Terminal([sys.executable, "-m", "msrunwatch", str(run)], cwd=root)
+    # rank 1 is silent from the copy on: no machine is so slow that it reads as stalled
+    argv = [sys.executable, "-m", "msrunwatch", str(run), "--stall-after", str(HANG_S * 10)]
+    terminal = Terminal(argv, cwd=root)
     try:
         terminal.wait_for(lambda s: rank_row(s, 0, "finished"), "rank 0 finished")
         terminal.wait_for(lambda s: "2 ranks" in s.text(), "both ranks")
