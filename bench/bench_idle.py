@@ -7,7 +7,7 @@ others); the view runs in a pseudo-terminal of 80x24 until it draws `■ run end
 CPU time (user + system, every thread, from /proc) of each process is read over a window.
 CPU time, not wall time: the figure holds on a busy machine.
 
-    python bench/bench_idle.py [--ranks 512] [--seconds 30] [--headless]
+    python bench/bench_idle.py [--ranks 512] [--seconds 30] [--windows 4] [--headless]
 """
 
 from __future__ import annotations
@@ -30,9 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process so far (all its threads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_seconds(pid: int, thread: int | None = None) -> float:
+    """User + system CPU of a process so far (all its threads), or of one of its threads
+    (the main thread's id is the process's: the view's UI, beside the engine's thread)."""
+    stat = f"/proc/{pid}/task/{thread}/stat" if thread else f"/proc/{pid}/stat"
+    fields = Path(stat).read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
@@ -91,25 +93,37 @@ def measure(args: argparse.Namespace, run: Path) -> None:
             print("the view never said the run ended", file=sys.stderr)
             return
         drain(fd, 3.0)  # the last frames of the catch-up
-        before = {p.pid: cpu_seconds(p.pid) for p in (view, tail)}
-        drain(fd, args.seconds)
-        after = {p.pid: cpu_seconds(p.pid) for p in (view, tail)}
+        what = "msrunwatch watch --headless" if args.headless else "msrunwatch DIR (the view)"
+        print(f"{args.ranks} ranks, run ended, CPU over {args.seconds:g} s (user+system):")
+        for window in range(args.windows):
+            if args.windows > 1:
+                print(f" window {window + 1} (from {window * args.seconds:g} s after the end):")
+            _window(fd, args.seconds, what, view, tail)
     finally:
         for proc in (view, tail):
             proc.terminate()
             proc.wait(10)
         os.close(fd)
-    what = "msrunwatch watch --headless" if args.headless else "msrunwatch DIR (the view)"
-    print(f"{args.ranks} ranks, run ended, CPU over {args.seconds:g} s (user+system):")
-    for name, proc in ((what, view), ("tail -q -F (same files)", tail)):
-        used = after[proc.pid] - before[proc.pid]
-        print(f"  {name:32} {used:6.2f} s = {100 * used / args.seconds:5.1f}% of a core")
+
+
+def _window(
+    fd: int, seconds: float, what: str, view: subprocess.Popen[bytes], tail: subprocess.Popen[bytes]
+) -> None:
+    """One window's CPU of each process, and of the view's main (UI) thread alone."""
+    procs = {what: (view.pid, None), "  its main thread": (view.pid, view.pid)}
+    procs["tail -q -F (same files)"] = (tail.pid, None)
+    before = {name: cpu_seconds(*ids) for name, ids in procs.items()}
+    drain(fd, seconds)
+    for name, ids in procs.items():
+        used = cpu_seconds(*ids) - before[name]
+        print(f"  {name:32} {used:6.2f} s = {100 * used / seconds:5.1f}% of a core")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ranks", type=int, default=512)
     parser.add_argument("--seconds", type=float, default=30.0, help="the measured window")
+    parser.add_argument("--windows", type=int, default=1, help="windows measured in a row")
     parser.add_argument("--timeout", type=float, default=600.0, help="for the catch-up")
     parser.add_argument("--headless", action="store_true", help="the headless watcher instead")
     args = parser.parse_args()

@@ -184,11 +184,17 @@ def first_error(r: RankReport) -> str:
     return f"{e.category} {where_path(r.log_dir, e.file, e.line)}"
 
 
-def time_span(report: Report) -> str:
-    """The log times the report covers: the ranks' logs, and the scheduler's and msrun's
-    lines its findings cite (a new user saw the root cause's time after the range's end)."""
+def log_times(report: Report) -> list[float]:
+    """The log times the report covers: the ranks' first and last lines, and the times of
+    the lines its findings cite (the scheduler's and msrun's among them)."""
     times = [t for r in report.ranks for t in (r.first_time, r.last_time) if t is not None]
-    times += [o.time for f in report.findings for o in f.occurrences if o.time is not None]
+    return times + [o.time for f in report.findings for o in f.occurrences if o.time is not None]
+
+
+def time_span(report: Report) -> str:
+    """The log times the report covers (log_times: a new user saw the root cause's time
+    after the range's end when only the ranks' logs counted)."""
+    times = log_times(report)
     if not times:
         return ""
     start = iso(min(times)) or ""

@@ -15,6 +15,7 @@ from textual.widgets import Input
 from msrunwatch.judge.model import Severity, Status
 from msrunwatch.live.run import Update
 from msrunwatch.report import fmt
+from msrunwatch.tui import cells
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.messages import (
     FilesRestarted,
@@ -306,7 +307,9 @@ async def test_when_the_run_ends_every_row_shows_its_silence_on_the_log_clock() 
         assert target.last is not None and target.last.ended
         rows = [row for row in screen_text(target) if " vm " in row]
         assert len(rows) == 2 and not any(" 38s " in row for row in rows)
-        assert " 0.0s " in rows[0] and " 0.5s " in rows[1]
+        end = max(fmt.log_times(report))  # msrun's console, 29 s after the ranks' last lines
+        said = [f" {cells.ago(end - r.last_time)} " for r in report.ranks if r.last_time]
+        assert all(s in row for s, row in zip(said, rows)) and " 29s " in rows[0]
 
 
 async def test_an_exception_header_at_80_columns_keeps_its_class_and_file_line() -> None:
@@ -670,3 +673,51 @@ async def test_while_reading_the_header_counts_unread_logs_once_and_keeps_the_ca
         await pilot.pause()
         first = header_text(target).split("\n")[0]
     assert "so far: rank 3 … oom  ⟳ reading logs" in first, first
+
+
+async def test_an_ended_run_judged_again_to_the_same_verdict_is_not_painted_again() -> None:
+    """The trial's N6: for two minutes after a 512-rank run ended the view used ~5% of a
+    core, repainting the same verdict each time the engine judged it again (every second
+    or two, as silences grow). Only a different verdict is applied once the run ended."""
+    ended = all_killed(synthetic(8))
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        applied: list[Update] = []
+        paint = target.apply
+
+        def counted(update: Update) -> None:
+            applied.append(update)
+            paint(update)
+
+        target.apply = counted  # type: ignore[method-assign]
+        post(target, snapshot(ended))
+        await pilot.pause()
+        post(target, snapshot(dataclasses.replace(ended)))  # judged again: equal, new
+        post(target, snapshot(dataclasses.replace(ended)))
+        await pilot.pause()
+        assert len(applied) == 1
+        other = dataclasses.replace(ended, ranks=ended.ranks[:7])  # a verdict that differs
+        post(target, snapshot(other))
+        await pilot.pause()
+        assert len(applied) == 2 and "7 ranks" in header_text(target)
+
+
+async def test_after_the_run_the_last_line_is_where_triages_log_times_end() -> None:
+    """The trial's N8: after `■ run ended` on the hang, the header said `last line
+    18:40:52.539` while the verdict cites the scheduler at 18:41:22 and triage's `log
+    times` end at 18:41:22.828. The run's last line is the last of every file the verdict
+    reads, and each row's SILENT is measured to that same moment."""
+    report = fixture_report("cpu_hang_rank1_allreduce_timeout")
+    span = fmt.time_span(report)
+    end = span.rsplit(" - ", 1)[1]
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(report))
+        await pilot.pause()
+        assert target.last is not None and target.last.ended
+        assert f"last line {end}" in header_text(target)
+        rows = {int(r.split()[0]): r for r in screen_text(target) if r[:6].strip().isdigit()}
+    assert end == "18:41:22.828" and set(rows) == {0, 1}
+    for r in report.ranks:  # to the scheduler's last line, not the ranks' last
+        assert r.last_time is not None and r.rank in rows
+        assert f" {cells.ago(max(fmt.log_times(report)) - r.last_time)} " in rows[r.rank]
