@@ -33,16 +33,20 @@ def _reason(r: RankReport) -> str:
 
 
 def _host(r: RankReport) -> str:
-    parts = [cells.printable(r.host or "-")]
+    """The pid and exit code first, whole at 80 columns (the trial's N10 read `pid 411…`);
+    the host, also in the screen's title, after them."""
+    parts = []
     if r.pid is not None:
         parts.append(f"pid {r.pid}")
     if r.exit_code is not None:
         parts.append(f"exit code {r.exit_code}")
-    return "   ".join(parts)
+    return "  ".join([*parts, cells.printable(r.host or "-")])
 
 
 def _log(r: RankReport) -> str:
-    return f"{r.file or '-'}  ({r.lines} lines, {clock(r.first_time)} - {clock(r.last_time)})"
+    """Its times first, whole at 80 columns; the path, also over the log below, last."""
+    times = f"{clock(r.first_time)}-{clock(r.last_time)}"
+    return f"{times}  {r.lines} lines  {r.file or '-'}"
 
 
 def _progress(r: RankReport) -> str:
@@ -85,8 +89,10 @@ def _memory(r: RankReport) -> Content:
     return Content.assemble(text, "  ", (cells.bar(ratio), style), f" {ratio:.0%}")
 
 
-def rank_findings(rank: int, findings: Iterable[Finding]) -> Content:
-    """The findings on this rank, each with file:line of every occurrence on it."""
+def rank_findings(rank: int, findings: Iterable[Finding], own: str | None = None) -> Content:
+    """The findings on this rank, each with file:line of every occurrence on it; a line of
+    its own log `own` (the one below) is `line 24`, so its time stays whole at 80 columns
+    (the trial's N10 read `msrun_log/worker_3.log:24  07:12:…`)."""
     lines: list[Content] = []
     for f in findings:
         if rank not in f.ranks:
@@ -98,7 +104,8 @@ def rank_findings(rank: int, findings: Iterable[Finding]) -> Content:
         for o in mine:
             stamp = fmt.when(o.time, o.time_exact)
             count = f"  (x{o.count})" if o.count > 1 else ""
-            where = fmt.where_path(None, o.file, o.line)
+            here = o.file is not None and o.file == own and o.line
+            where = f"line {o.line}" if here else fmt.where_path(None, o.file, o.line)
             lines.append(Content(f"  {where}  {stamp}{count}"))
             message = fmt.human_sizes(cells.printable(o.message or f.message))
             lines.append(Content.styled(f"  {message}", "$text-muted"))

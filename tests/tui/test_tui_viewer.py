@@ -13,6 +13,7 @@ from rich.color import ColorSystem
 from textual.color import Color
 from textual.pilot import Pilot
 
+from msrunwatch.report import fmt
 from msrunwatch.tui.app import MsrunwatchApp
 from msrunwatch.tui.messages import TargetsAwaited
 from msrunwatch.tui.screens.rank_detail import RankDetail, editor_command
@@ -309,3 +310,26 @@ async def test_msruns_line_about_a_workers_exit_is_in_that_ranks_row() -> None:
             and detail.path == "fixtures/cpu_kill9_rank1/msrun_console.txt"
         )
         assert detail.view.cursor == 130
+
+
+async def test_at_80x24_the_detail_figures_keep_the_pid_and_whole_times() -> None:
+    """The trial's N10: at 80x24 the detail's figures cut the pid (`pid 411…`) and every
+    time (`07:12:…`, `05:34:25…`). The pid, the log's first and last times and each
+    finding's time on the rank's own log (`line 24  07:50:00.000`) are whole now."""
+    report = oom_with_timeouts()
+    [rank] = [r for r in report.ranks if r.rank == 3]
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(report))
+        await pilot.press("c", "enter")
+        await pilot.pause()
+        screen = screen_text(target)[:9]
+    rows = {row.split()[0]: row for row in screen if row.strip()}
+    assert f"pid {rank.pid} " in rows["host"], screen
+    first, last = fmt.when(rank.first_time, True), fmt.when(rank.last_time, True)
+    assert f"{first}-{last}" in rows["log"], screen
+    seen = [o for f in report.findings for o in f.occurrences if o.rank == 3 and o.time]
+    assert seen and all(
+        any(f"line {o.line}  {fmt.when(o.time, o.time_exact)}" in row for row in screen)
+        for o in seen
+    ), screen

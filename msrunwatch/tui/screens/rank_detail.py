@@ -188,7 +188,9 @@ class RankDetail(Screen[None]):
         )
         self.query_one("#detail-title", Static).update(title)
         self.query_one("#detail-figures", Static).update(figures(r))
-        self.query_one("#detail-findings", Static).update(rank_findings(r.rank, self.findings))
+        self.query_one("#detail-findings", Static).update(
+            rank_findings(r.rank, self.findings, r.file)
+        )
 
     def _read(self) -> None:
         """Index what the log has now (from where the last read ended)."""
