@@ -199,7 +199,7 @@ async def test_detail_screen_opens_on_enter_and_closes_on_escape() -> None:
         # its first error line (:20, the OOM), not the allocation warning before it (:19)
         assert len(screen.doc) == 55 and screen.view.cursor == 19
         findings = str(screen.query_one("#detail-findings").render())
-        assert "oom-memory-not-enough" in findings and "msrun_log/worker_1.log:20" in findings
+        assert "oom-memory-not-enough" in findings and "line 20  05:34:25.600" in findings
         assert "failed" in str(screen.query_one("#detail-figures").render())
         await pilot.press("q")  # back, not quit
         assert not isinstance(target.screen, RankDetail)
