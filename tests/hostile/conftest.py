@@ -9,8 +9,7 @@ from types import FrameType
 
 import pytest
 
-HANG_S = 120
-"""Far above what any of these tests needs: only a hang reaches it."""
+from tests.support import HANG_S  # far above what any of these tests needs: only a hang reaches it
 
 
 class Hung(Exception):

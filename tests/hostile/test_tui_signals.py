@@ -26,13 +26,11 @@ from pathlib import Path
 import pytest
 
 from msrunwatch.tui.signals import StopSignals
-from tests.support import FIXTURES
+from tests.support import FIXTURES, HANG_S
 from tests.tui.tui_scenarios import app
 
 OOM = FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log"
 ROOT = Path(__file__).resolve().parents[2]
-WAIT_S = 120.0
-"""A hang guard, far above what starting the view takes."""
 ALT_ON, ALT_OFF = b"\x1b[?1049h", b"\x1b[?1049l"
 MOUSE_ON, MOUSE_OFF = b"\x1b[?1000h", b"\x1b[?1000l"
 CURSOR_HIDDEN, CURSOR_SHOWN = b"\x1b[?25l", b"\x1b[?25h"
@@ -116,17 +114,17 @@ class Viewer:
         return bool(data)
 
     def wait_for(self, *shown: bytes) -> None:
-        deadline = time.monotonic() + WAIT_S
+        deadline = time.monotonic() + HANG_S
         while not all(s in self.written for s in shown):
             assert self.process.poll() is None, f"exited early: {self.written[-500:]!r}"
             assert time.monotonic() < deadline, f"never drew {shown}: {self.written[-500:]!r}"
             self.read()
 
     def wait_exit(self) -> int:
-        deadline = time.monotonic() + WAIT_S
+        deadline = time.monotonic() + HANG_S
         while self.read() and time.monotonic() < deadline:
             pass
-        return self.process.wait(timeout=WAIT_S)
+        return self.process.wait(timeout=HANG_S)
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -178,7 +176,7 @@ def test_a_terminal_that_hangs_up_leaves_no_process(viewer: Callable[[Path], Vie
     view.wait_for(ALT_ON, b"oom")
     os.close(view.master)
     view.master = os.open(os.devnull, os.O_RDONLY)  # for close()
-    assert view.process.wait(timeout=WAIT_S) == 129
+    assert view.process.wait(timeout=HANG_S) == 129
 
 
 class Stuck:
