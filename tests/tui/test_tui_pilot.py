@@ -716,6 +716,7 @@ async def test_after_the_run_the_last_line_is_where_triages_log_times_end() -> N
         await pilot.pause()
         assert target.last is not None and target.last.ended
         assert f"last line {end}" in header_text(target)
+        assert "ran 1m13s" in header_text(target)  # 18:40:09.658 - 18:41:22.828, as triage's
         rows = {int(r.split()[0]): r for r in screen_text(target) if r[:6].strip().isdigit()}
     assert end == "18:41:22.828" and set(rows) == {0, 1}
     for r in report.ranks:  # to the scheduler's last line, not the ranks' last

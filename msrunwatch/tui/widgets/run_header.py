@@ -180,16 +180,18 @@ class RunHeader(Widget):
 
     def _run_length(self) -> Content | None:
         """How long the run has gone, saying which measure: once it ended, its logs' span
-        (`ran 5.5s`); live, from its first line to now (`running 31s`: the span, then the
-        silence since its last line, so it grows every second); nothing while the first
+        (`ran 5.5s`, to the header's `last line`); live, from its first line to now
+        (`running 31s`: the span, then the silence since its last line, so it grows every
+        second); nothing while the first
         catch-up reads (the trial's N7: `run 5.5s ● live`, the span alone, stood still
         beside rows `SILENT 27s`, then jumped)."""
         update = self.update
         span = None if update is None else log_span(update.report)
         if update is None or span is None:
             return None
-        if update.ended:
-            return Content.assemble(("ran ", "$text-muted"), cells.ago(span))
+        if update.ended:  # what triage's `log times` span: the scheduler's and msrun's too
+            times = fmt.log_times(update.report)
+            return Content.assemble(("ran ", "$text-muted"), cells.ago(max(times) - min(times)))
         since = self._since_last_line()
         if since is None:
             return None
