@@ -353,8 +353,8 @@ class LiveRun:
         for at, (key, tracked) in enumerate(ring):
             if budget <= 0:
                 self._turn = (self._turn + at) % len(ring)
-                for _, left in ring[at:]:
-                    left.behind = True
+                for _, left in ring[at:]:  # a file read whole before and not grown is not
+                    left.behind = left.tail.pending()  # behind (it was: N14's 472 of 471)
                 break
             n, restart = self._read(key, tracked, budget)
             budget -= n

@@ -93,6 +93,18 @@ class FileTail:
         self.release()
         self._identity, self._seen = None, None
 
+    def pending(self) -> bool:
+        """Whether a read would find something: the file was never read, is not the one read
+        so far, or has bytes past the offset (a stat, no read: for files a tick's budget did
+        not reach, which are behind only if so)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return self._identity is not None
+        if self._identity is None or _identity(st) != self._identity:
+            return True
+        return st.st_size != self.offset
+
     def read(self, max_bytes: int) -> Read:
         """Up to max_bytes of new data; a change resets the offset before the data.
 

@@ -70,3 +70,26 @@ def test_files_held_keep_their_descriptors_when_more_grow_than_the_cap(tmp_path:
     assert [t.holds_descriptor for t in tails] == [False, True, True]
     for tail in tails:
         tail.close()
+
+
+def test_files_a_tick_did_not_reach_are_behind_only_if_they_grew(
+    tmp_path: Path, rules: list[Rule]
+) -> None:
+    """Trial N14: while a burst was read on 512 ranks the header said `472 files behind` for
+    the whole catch-up, as the ranks not read yet went from 471 to 52: every file the tick's
+    budget did not reach was counted behind, though read whole before and not grown since."""
+    target = tmp_path / "msrun_log"
+    shutil.copytree(EXCEPTION, target)
+    live = LiveRun([str(target)], rules, per_tick=BUDGET, clock=Clock())
+    try:
+        while not live.tick().caught_up:
+            pass
+        busy = target / "scheduler.log"  # first in the ring: it takes the whole budget
+        with busy.open("ab") as fh:
+            fh.write(FILLER * (2 * BUDGET // len(FILLER) + 1))
+        assert live.tick().behind == 1  # the scheduler's log; the two ranks' have nothing new
+        with (target / "worker_0.log").open("ab") as fh:  # next in the ring: the whole budget
+            fh.write(FILLER * (2 * BUDGET // len(FILLER) + 1))
+        assert live.tick().behind == 2  # rank 0's, and the scheduler's that it left unread
+    finally:
+        live.close()

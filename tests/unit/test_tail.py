@@ -223,3 +223,17 @@ def test_close_is_idempotent(log: Path) -> None:
     tail.read(10)
     tail.close()
     tail.close()
+
+
+def test_pending_says_whether_a_read_would_find_something(log: Path) -> None:
+    log.write_bytes(b"one\n")
+    tail = FileTail(log)
+    assert tail.pending()  # never read
+    read_all(tail)
+    assert not tail.pending()
+    append(log, b"two\n")
+    assert tail.pending()
+    read_all(tail)
+    log.unlink()
+    assert tail.pending()  # a read would say it was deleted
+    tail.close()
