@@ -283,7 +283,8 @@ def rule_options(parser: argparse.ArgumentParser) -> None:
         "--severity",
         action="append",
         metavar="ID=LEVEL",
-        help="override a rule's (or category's) severity",
+        help="override a rule's (or category's) severity: what fails and the counts, "
+        "not the root cause",
     )
     severity.complete = RULE_LEVELS  # type: ignore[attr-defined]
     group.add_argument(

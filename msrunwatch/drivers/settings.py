@@ -218,7 +218,10 @@ def _severity(rule: Rule, settings: Settings) -> Severity | None:
 
 
 def apply(rules: Sequence[Rule], settings: Settings) -> list[Rule]:
-    """The rules that run: selected, not ignored, with severities overridden."""
+    """The rules that run: selected, not ignored, with severities overridden (`reported`:
+    what their findings count as; the root cause is judged on the rules' own severities).
+    An ignored rule is gone from the judgement too: its lines are not read as faults, so
+    the root cause may change (it is how a rule wrong for these logs is switched off)."""
     known = {name for r in rules for name in _names(r)}
     for name in (*settings.select, *settings.ignore, *settings.severity):
         if name not in known:
@@ -235,7 +238,7 @@ def apply(rules: Sequence[Rule], settings: Settings) -> list[Rule]:
     out = []
     for rule in chosen:
         level = _severity(rule, settings)
-        out.append(replace(rule, severity=level) if level else rule)
+        out.append(replace(rule, reported=level) if level else rule)
     return out
 
 

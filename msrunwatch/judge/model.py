@@ -99,7 +99,7 @@ class Finding:
             rule.id,
             rule.title,
             rule.category,
-            rule.severity,
+            rule.counts_as,
             role,
             message,
             ranks,

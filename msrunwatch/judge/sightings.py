@@ -146,6 +146,7 @@ class Teardown:
                 role=Role.NOTE,
                 effect=Effect.NONE,
                 severity=min(rule.severity, Severity.WARNING, key=lambda v: v.rank),
+                reported=min(rule.counts_as, Severity.WARNING, key=lambda v: v.rank),
                 title=f"{rule.title} (after the log's normal end: teardown)",
             )
         return self._noted[rule.id]

@@ -38,7 +38,7 @@ def table(rules: Sequence[Rule]) -> str:
     head = f"{'ID'.ljust(width)}  {'SCOPE':6}  {'CATEGORY'.ljust(cat)}  {'SEVERITY':8}  TITLE"
     rows = [
         f"{r.id.ljust(width)}  {r.scope.value:6}  {r.category.ljust(cat)}  "
-        f"{r.severity.value:8}  {r.title}"
+        f"{r.counts_as.value:8}  {r.title}"
         for r in chosen
     ]
     return "\n".join([head, *rows]) + "\n"
@@ -62,7 +62,7 @@ def markdown_index(rules: Sequence[Rule], root: Path | None) -> str:
         for r in sorted(groups[name], key=lambda r: r.id):
             source = r.references[0] if r.references else ""
             out.append(
-                f"| `{r.id}` | {r.category} | {r.severity.value} | {r.scope.value} | "
+                f"| `{r.id}` | {r.category} | {r.counts_as.value} | {r.scope.value} | "
                 f"{_cell(r.title)} | {_cell(source)} |"
             )
     out += search_tables(rules)
@@ -98,7 +98,7 @@ def page(rule: Rule, cases: Sequence[tuple[str, bool]]) -> str:
     lines = [f"{rule.id}: {rule.title}", ""]
     facts = [
         ("category", rule.category),
-        ("severity", rule.severity.value),
+        ("severity", rule.counts_as.value),
         ("scope", rule.scope.value),
         ("role", rule.role.value),
         ("effect", rule.effect.value),

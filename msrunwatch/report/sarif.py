@@ -54,7 +54,7 @@ def _descriptor(rule: Rule) -> dict[str, Any]:
         out["fullDescription"] = {"text": rule.doc}
     if rule.hint:
         out["help"] = {"text": rule.hint}
-    out["defaultConfiguration"] = {"level": LEVEL[rule.severity]}
+    out["defaultConfiguration"] = {"level": LEVEL[rule.counts_as]}
     out["properties"] = {
         "category": rule.category,
         "tags": sorted(set(rule.tags)),

@@ -60,6 +60,8 @@ class Rule:
     title: str
     category: str
     severity: Severity
+    """The rule's own severity, as its YAML gives it: what the judgement reads (which fault
+    is the root cause, a rank's first error, who failed). Settings do not change it."""
     scope: Scope
     message: str
     role: Role = Role.CAUSE
@@ -109,6 +111,15 @@ class Rule:
     tags: tuple[str, ...] = ()
     path: str = ""
     line: int = 0
+    reported: Severity | None = None
+    """The severity settings gave it (--severity, msrunwatch.yaml), if any: what its findings
+    count as (the outcome, the exit code, the counts, SARIF levels), never which fault is
+    the root cause: demoting an OOM to info must not make its victims' timeouts the cause."""
+
+    @property
+    def counts_as(self) -> Severity:
+        """The severity its findings are reported with: the settings', else its own."""
+        return self.reported or self.severity
 
     @cached_property
     def match(self) -> regex.Pattern[str] | None:

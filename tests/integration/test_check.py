@@ -113,6 +113,27 @@ def test_settings_file_selects_and_overrides(
     assert code == 0  # nothing at error severity is left
 
 
+def test_a_severity_override_changes_what_fails_not_the_root_cause(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Trial A8: `--severity oom=info` made the scheduler's `node-timeout` (about node 0,
+    a victim) the root cause on rank 1. It changes the OOM's severity, the counts and the
+    exit code only; --ignore takes the rule out of the judgement, so it may change the cause."""
+    oom = str(FIXTURES / "cpu_dp2_oom_alloc_failed")
+    _, plain = run(capsys, oom, "--format", "json")
+    code, demoted = run(capsys, oom, "--severity", "oom=info", "--format", "json")
+    before, after = json.loads(plain), json.loads(demoted)
+    assert after["root_cause"] == before["root_cause"]
+    assert (after["root_cause"]["category"], after["root_cause"]["ranks"]) == ("oom", [1])
+    assert {f["severity"] for f in after["findings"] if f["category"] == "oom"} == {"info"}
+    assert code == 1  # the scheduler's node-timeout is still an error
+    quiet = ("--severity", "oom=info", "--severity", "node-timeout=info")
+    code, text = run(capsys, oom, *quiet)
+    assert code == 0 and text.endswith("root cause: oom on rank 1)\n"), text
+    _, ignored = run(capsys, oom, "--ignore", "oom", "--format", "json")
+    assert json.loads(ignored)["root_cause"]["category"] != "oom"
+
+
 def test_pyproject_settings_and_bad_keys(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
