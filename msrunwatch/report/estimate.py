@@ -11,6 +11,7 @@ from typing import Any
 
 from msrunwatch.core.compat import zip_strict
 from msrunwatch.judge.config.memory import Estimate, StageEstimate
+from msrunwatch.report import fmt
 
 _COLUMNS = (
     ("stage", "stage"),
@@ -125,7 +126,8 @@ def _header(est: Estimate) -> list[str]:
 
 
 def _peak_line(est: Estimate) -> str:
-    """The one figure to act on, with the CE caveat when the last stage sets it."""
+    """The one figure to act on, in the sizes every other text output uses (`34.6 GiB`;
+    the table above keeps MiB to compare terms), with the CE caveat when the last stage sets it."""
     peak = est.peak
     if est.not_estimated:
         return "peak: no memory verdict (the config uses what the estimate does not model)"
@@ -134,9 +136,9 @@ def _peak_line(est: Estimate) -> str:
     share = peak.actual_mib / est.budget_mib * 100
     caveat = " (set by the uncalibrated last-stage CE term)" if peak.cross_entropy_mib else ""
     return (
-        f"peak: stage {peak.stage}, {_mib(peak.actual_mib)} MiB actual "
-        f"({_mib(peak.used_mib)} used x {est.fragmentation}), {share:.1f}% of "
-        f"{est.budget_mib:,.0f} MiB: {peak.verdict}{caveat}"
+        f"peak: stage {peak.stage}, {fmt.mib(peak.actual_mib)} actual "
+        f"({fmt.mib(peak.used_mib)} used x {est.fragmentation}), {share:.1f}% of "
+        f"{fmt.mib(est.budget_mib)}: {peak.verdict}{caveat}"
     )
 
 

@@ -278,6 +278,19 @@ def test_estimate_prints_stages_and_assumptions(capsys: pytest.CaptureFixture[st
     assert re.search(r"^peak: stage 0,", out, re.M)
 
 
+def test_estimate_summary_uses_the_sizes_every_other_output_uses(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The one line to act on reads `34.6 GiB`, not `35,438.9 MiB` (the table keeps MiB)."""
+    path = f"{CONFIGS}/mf_qwen25_7b_finetune_8k.yaml"
+    code, out = cli(capsys, "estimate", path, "--devices", "8")
+    assert code == 0, out
+    (peak,) = (line for line in out.splitlines() if line.startswith("peak: "))
+    assert peak.startswith(
+        "peak: stage 1, 34.6 GiB actual (33.3 GiB used x 1.04), 59.7% of 58.0 GiB: ok"
+    ), peak
+
+
 @pytest.mark.parametrize(("path", "measured"), [(SEED, 55405), (SEED_RECOMPUTE, 35073)])
 def test_estimate_stage0_matches_the_seed(
     capsys: pytest.CaptureFixture[str], path: str, measured: int
