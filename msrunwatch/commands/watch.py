@@ -23,7 +23,12 @@ from msrunwatch.commands.common import (
     rules_of,
     use_color,
 )
-from msrunwatch.commands.watchopts import cluster_options, headless_options
+from msrunwatch.commands.watchopts import (
+    cluster_options,
+    headless_options,
+    refuse_outputs,
+    view_options,
+)
 from msrunwatch.core.errors import UsageError
 
 FOREVER = math.inf
@@ -38,6 +43,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         return cmd_watch_cluster(args, _terminal())
     paths(args.dirs, "log directory"), paths(args.console, "--console")
     if not args.headless and not _terminal():
+        refuse_outputs(args)
         note(args, "standard output is not a terminal: printing the triage report instead "
              "(watch --headless follows a run without one)")  # fmt: skip
         from msrunwatch.commands.triage import cmd_triage
@@ -47,6 +53,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             return cmd_triage(_triage_args(args))
     if "-" in args.dirs:
         raise UsageError("- (standard input) is read by triage and check, not followed live")
+    outputs = None if args.headless else view_options(args, poll=args.poll, publish=args.publish)
     _refuse_typos(args.dirs, args.wait)
     from msrunwatch.commands.consolehint import say_beside
 
@@ -64,7 +71,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
         if args.color == "never":
             os.environ["NO_COLOR"] = "1"
         color = use_color(args.color, sys.stdout)
-        return int(run_tui(live, arrival=arrival, exit_when_done=args.exit_when_done, color=color))
+        code = run_tui(
+            live, arrival=arrival, exit_when_done=args.exit_when_done, color=color, outputs=outputs
+        )
+        return int(code)
     finally:
         arrival.stop()
         live.close()
@@ -178,9 +188,15 @@ def add(sub: Any) -> None:
 
 
 def _headless_options(p: argparse.ArgumentParser) -> None:
-    group = p.add_argument_group("headless")
+    group = p.add_argument_group(
+        "headless (events, metrics, --publish and --on-finding work in the view too)"
+    )
     group.add_argument("--headless", action="store_true", help="no terminal UI: JSON lines events")
-    group.add_argument("--events", metavar="FILE", help="write events here (default stdout)")
+    group.add_argument(
+        "--events",
+        metavar="FILE",
+        help="write events here (default: stdout with --headless, none in the view)",
+    )
     group.add_argument(
         "--metrics-port",
         type=int,

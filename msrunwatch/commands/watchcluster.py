@@ -13,6 +13,8 @@ import sys
 from typing import Any
 
 from msrunwatch.commands.common import rules_of, write
+from msrunwatch.commands.watchopts import refuse_outputs, view_options
+from msrunwatch.core.errors import UsageError
 from msrunwatch.core.exit_codes import ExitCode
 
 
@@ -22,6 +24,11 @@ def cmd_watch_cluster(args: argparse.Namespace, terminal: bool) -> int:
     from msrunwatch.live.cluster.sources import Sources
     from msrunwatch.live.cluster.view import Options
 
+    if args.publish:
+        raise UsageError(
+            "--publish writes one node's facts for watch --cluster to read; "
+            "the cluster view has none of its own"
+        )
     sources = Sources(args.dirs)
     for warning in sources.warnings:
         print(f"msrunwatch: warning: {warning}", file=sys.stderr)
@@ -33,13 +40,23 @@ def cmd_watch_cluster(args: argparse.Namespace, terminal: bool) -> int:
         if args.headless:
             return _headless(args, run)
         if not terminal:
+            refuse_outputs(args)
             return _once(args, run)
-        from msrunwatch.tui.launch import run_tui  # type: ignore[import-not-found,unused-ignore]
-
-        shown = [f"--cluster {' '.join(run.cluster)}"]
-        return int(run_tui(run, 0.25, None, args.exit_when_done, shown))
+        return _view(args, run)
     finally:
         run.close()
+
+
+def _view(args: argparse.Namespace, run: Any) -> int:
+    """The TUI over the cluster, with the outputs asked for, as headless drives them."""
+    from msrunwatch.live.cluster.metrics import ClusterCollector
+    from msrunwatch.tui.launch import run_tui  # type: ignore[import-not-found,unused-ignore]
+
+    shown = [f"--cluster {' '.join(run.cluster)}"]
+    outputs = view_options(args, hook_on_cause=True)
+    collector = ClusterCollector(run.clock) if outputs is not None else None
+    return int(run_tui(run, 0.25, None, args.exit_when_done, shown, outputs=outputs,
+                       collector=collector))  # fmt: skip
 
 
 def _once(args: argparse.Namespace, run: Any) -> int:

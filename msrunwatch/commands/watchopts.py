@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from msrunwatch.core.errors import UsageError
+
 
 def headless_options(args: argparse.Namespace, **more: Any) -> Any:
     """The HeadlessOptions the command line gives (`more`: what only some modes set)."""
@@ -19,6 +21,41 @@ def headless_options(args: argparse.Namespace, **more: Any) -> Any:
         exit_when_done=args.exit_when_done,
         **more,
     )
+
+
+def outputs_asked(args: argparse.Namespace) -> list[str]:
+    """The headless outputs the command line asks for, by option name."""
+    given = (
+        ("--events", args.events),
+        ("--metrics-port", args.metrics_port),
+        ("--publish", getattr(args, "publish", None)),
+        ("--on-finding", args.on_finding),
+    )
+    return [name for name, value in given if value is not None]
+
+
+def view_options(args: argparse.Namespace, **more: Any) -> Any:
+    """The outputs the live view drives as headless does (None when none is asked for);
+    events to stdout cannot be: the view is there."""
+    if not outputs_asked(args):
+        return None
+    if args.events == "-":
+        raise UsageError(
+            "--events -: standard output is the live view; give a FILE, "
+            "or --headless to write the events to standard output"
+        )
+    return headless_options(args, **more)
+
+
+def refuse_outputs(args: argparse.Namespace) -> None:
+    """Without a terminal the run is not followed (triage's report is printed instead):
+    an output asked for would never be written, so it is refused rather than ignored."""
+    asked = outputs_asked(args)
+    if asked:
+        raise UsageError(
+            f"{asked[0]} needs the run followed, but standard output is not a terminal (the "
+            "triage report would be printed instead): add --headless"
+        )
 
 
 def cluster_options(p: argparse.ArgumentParser) -> None:

@@ -22,6 +22,7 @@ from msrunwatch.tui.messages import (
     FilesRestarted,
     FindingsRaised,
     LogsFound,
+    Said,
     SnapshotUpdated,
     TargetsAwaited,
 )
@@ -211,6 +212,11 @@ class MsrunwatchApp(App[int]):
         self.table.empty_text = f"waiting for {', '.join(message.missing)} to appear…"
         self.header.refresh()
         self.table.refresh()
+
+    def on_said(self, message: Said) -> None:
+        """What headless would say on stderr (a hook that failed): a notification here; it is
+        printed on stderr again once the view closes (tui.outputs)."""
+        self.notify(cells.printable(message.line), severity="warning", timeout=30, markup=False)
 
     def on_findings_raised(self, message: FindingsRaised) -> None:
         self.findings.add(message.findings, message.root_cause)

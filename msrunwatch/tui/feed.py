@@ -61,11 +61,20 @@ def messages(update: Update) -> list[Message]:
 class LiveFeed:
     """Ticks a live engine (LiveRun, ClusterRun) every `tick_s` (at once while catching up)."""
 
-    def __init__(self, live: Engine, tick_s: float = 0.25, arrival: Arrival | None = None) -> None:
+    def __init__(
+        self,
+        live: Engine,
+        tick_s: float = 0.25,
+        arrival: Arrival | None = None,
+        observe: Callable[[Update], object] | None = None,
+    ) -> None:
         self.live = live
         self.tick_s = tick_s
         self.arrival = arrival
         """Targets to wait for before the first tick (None: they exist and are watched)."""
+        self.observe = observe
+        """Given every tick's update, on the feed's thread, news or not: the headless
+        outputs (events, metrics, hook), which the headless loop feeds every tick too."""
         self._stop = threading.Event()
         self._applied = threading.Event()
         self._done = threading.Event()
@@ -82,6 +91,8 @@ class LiveFeed:
             while not self._stop.is_set():
                 started = time.monotonic()
                 update = self.live.tick()
+                if self.observe is not None:
+                    self.observe(update)
                 if self._news(update):
                     self._applied.clear()
                     for message in messages(update):

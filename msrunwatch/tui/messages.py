@@ -63,3 +63,12 @@ class LogsFound(Message):
     def __init__(self, count: int) -> None:
         super().__init__()
         self.count = count
+
+
+class Said(Message):
+    """A line the outputs (--on-finding, --events, --publish) wrote for a person, which
+    headless puts on stderr: a hook that failed, an events file that cannot be written."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__()
+        self.line = line

@@ -124,7 +124,7 @@ def test_the_metrics_and_events_tables_name_what_is_served() -> None:
     listed = set(re.findall(r"^\| `(msrunwatch_\w+)` \|", table, re.M))
     counters = {m for m in listed if m.endswith("_total")}  # the client adds the suffix
     assert {m.removesuffix("_total") if m in counters else m for m in listed} == metrics
-    emitted = set(re.findall(r'emit\(\s*"(\w+)"', (source / "loop.py").read_text()))
+    emitted = set(re.findall(r'emit\(\s*"(\w+)"', (source / "outputs.py").read_text()))
     events = set(re.findall(r"^\| `(\w+)` \|", section("### Events (schema 1)"), re.M))
     assert events == emitted
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import codecs
 import fcntl
+import json
 import os
 import pty
 import select
+import shutil
 import struct
 import subprocess
 import sys
@@ -171,3 +173,31 @@ def test_a_run_written_while_watched_ends_up_as_triage_sees_it(tmp_path: Path) -
     finally:
         writer.join(timeout=10)
         terminal.close()
+
+
+@pytest.mark.slow
+def test_the_hook_runs_once_under_the_view_and_never_writes_on_the_screen(tmp_path: Path) -> None:
+    """The trial's F1: `--on-finding`, `--events` and `--metrics-port` given to the view did
+    nothing. Now the hook runs (once, for the OOM), its output stays off the screen, and the
+    events file ends with the view's `done`."""
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURES / "cpu_dp2_oom_alloc_failed", run)
+    ran, events = tmp_path / "hook.log", tmp_path / "events.jsonl"
+    hook = f'echo HOOK-OUT; echo HOOK-ERR >&2; echo "$MSRUNWATCH_RULE" >> "{ran}"'
+    argv = [sys.executable, "-m", "msrunwatch", str(run), "--on-finding", hook]
+    argv += ["--events", str(events), "--metrics-port", "0"]
+    terminal = Terminal(argv, cwd=Path(__file__).resolve().parents[2])
+    try:
+        terminal.wait_for(lambda s: "rank 1 failed first: oom" in s.text(), "the root cause")
+        terminal.wait_for(lambda s: ran.exists(), "the hook's run")
+        for _ in range(20):  # a second run, or the hook's output, would show by now
+            terminal.pump(0.05)
+        assert "HOOK-" not in terminal.screen.text()
+        terminal.press(b"q")
+        assert terminal.wait_exit() == 1
+    finally:
+        terminal.close()
+    assert ran.read_text() == "oom-memory-not-enough\n"
+    assert "HOOK-" not in terminal.screen.text()
+    last = json.loads(events.read_text().splitlines()[-1])
+    assert (last["event"], last["reason"], last["exit_code"]) == ("done", "quit", 1)

@@ -7,8 +7,10 @@ run's state for Prometheus; `--on-finding CMD` runs a command per new error find
 `--exit-when-done` ends with triage's exit code once every rank has ended. Nothing is
 ever written into the watched directories.
 
-`loop` drives the ticks, `events` documents and writes the event lines, `metrics` the
-Prometheus metrics, and `hooks` runs --on-finding; `signals` turns SIGINT and SIGTERM into a stop.
+`loop` drives the ticks; `outputs` makes each tick's update events, metrics and hook runs
+(the live view drives it too, for the same options); `events` documents and writes the
+event lines, `metrics` the Prometheus metrics, and `hooks` runs --on-finding; `signals`
+turns SIGINT and SIGTERM into a stop.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from msrunwatch.live.headless.hooks import HOOK_TIMEOUT_S, HOOK_WORKERS
 from msrunwatch.live.headless.loop import MIN_GAP_S, TICK_S, Headless
 from msrunwatch.live.headless.metrics import OUTCOMES, RunCollector
 from msrunwatch.live.headless.options import HeadlessOptions
+from msrunwatch.live.headless.outputs import Outputs
 from msrunwatch.live.headless.signals import REPEAT_S
 
 __all__ = [
@@ -30,5 +33,6 @@ __all__ = [
     "TICK_S",
     "Headless",
     "HeadlessOptions",
+    "Outputs",
     "RunCollector",
 ]

@@ -16,7 +16,8 @@ root_cause     the JSON report's root_cause, log_time, cleared: false; or only
 restarted      file (relative to its log directory): truncated or replaced
 caught_up      files, ranks, bytes_read: everything present at start was read
 warning        message: a problem reading the run, once when it first appears
-done           outcome, exit_code, reason ("done", "interrupted", "terminated"),
+done           outcome, exit_code, reason ("done", "interrupted", "terminated"; the
+               view: "quit", "hangup"; "error" with an "error" message),
                statuses (rank count per status), warnings (those still standing)
 =============  ================================================================
 """
