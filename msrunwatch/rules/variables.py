@@ -507,6 +507,9 @@ CONFIG = {
     "unknown_keys": "list: keys that look like a misspelling of a known one in sections whose "
     "other keys MindFormers passes on (runner_config, parallel, model_config)",
     "newer_keys": "list: [key, version] for keys only newer MindFormers releases take",
+    "older_keys": "list: [class, version] for `type:` names only MindFormers releases up to that "
+    "version register (CheckpointMointor, renamed CheckpointMonitor in 1.2.0)",
+    "older_keys_unknown": "list: the older_keys, while the MindFormers version is not known",
     # MoE and MLA (issue 20)
     "moe_topk": "experts per token (--moe-router-topk, default 2; MindFormers num_experts_chosen, "
     "default 1)",

@@ -18,16 +18,6 @@ from tests.support import FIXTURES
 PUBLIC = FIXTURES / "configs" / "public"
 MARK = b"# ---- upstream file follows ----\n"
 FAILED = {
-    "mf_yi_34b_pretrain_callback_typo.yaml": (
-        "config-key-refused",
-        118,
-        "CheckpointMointor: Can't find class type CALLBACK",
-    ),
-    "mf_qwen1_5_1_8b_finetune_callback_typo.yaml": (
-        "config-key-refused",
-        130,
-        "(did you mean CheckpointMonitor?)",
-    ),
     "ms_deepseek2_lite_16b_no_expert_width.sh": (
         "config-memory-over-budget",
         None,
@@ -99,6 +89,9 @@ MISSED = {
     "mf_qwen2_5_14b_finetune_8k_58gb.yaml": None,  # 58GB leaves 2677 MiB: no stated need
     # MoE with TP 2 and no SP: refused from MindSpeed-LLM 2.2.0 on, not by 2.1.0; no version given
     "ms_qwen2_57b_a14b_lora_tp2_no_sp.sh": "config-moe-tp-without-sp-version-unknown",
+    # CheckpointMointor: the only name MindFormers 1.1.0 and before register (renamed in 1.2.0)
+    "mf_yi_34b_pretrain_callback_typo.yaml": "config-key-refused-version-unknown",
+    "mf_qwen1_5_1_8b_finetune_callback_typo.yaml": "config-key-refused-version-unknown",
 }
 OTHER_REASON = {
     # failed upstream for a stated reason msrunwatch misses, but an error for another one the
@@ -108,6 +101,27 @@ OTHER_REASON = {
         208,
         "arguments no flag takes: \\ ",
         "config-memory-near-budget",  # the OOM it names: 106%, MoE and dualpipev unvalidated
+    ),
+}
+WITH_VERSION = {
+    # missed without the framework's version, an error for the stated reason with it
+    "mf_yi_34b_pretrain_callback_typo.yaml": (
+        "mindformers=1.2.0",
+        "config-key-refused",
+        118,
+        "CheckpointMointor: Can't find class type CALLBACK",
+    ),
+    "mf_qwen1_5_1_8b_finetune_callback_typo.yaml": (
+        "mindformers=1.2.0",
+        "config-key-refused",
+        130,
+        "(did you mean CheckpointMonitor?)",
+    ),
+    "ms_qwen2_57b_a14b_lora_tp2_no_sp.sh": (
+        "mindspeed-llm=2.2.0",
+        "config-moe-tp-without-sp",
+        24,
+        "a MoE model (64 experts) with TP 2 and sequence parallel off",
     ),
 }
 RAN = [
@@ -172,6 +186,18 @@ def test_a_failure_not_caught_says_what_it_says(
     rule = MISSED[name]
     if rule is not None:
         assert f" {rule}: " in out, out
+
+
+@pytest.mark.parametrize("name", sorted(WITH_VERSION))
+def test_a_failure_missed_without_its_version_is_an_error_with_it(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    version, rule, line, words = WITH_VERSION[name]
+    assert name in MISSED
+    code, out, err = cli(capsys, "check", str(PUBLIC / name), "--framework-version", version)
+    assert code == 1, (out, err)
+    errors = [row for row in out.splitlines() if f": error {rule}:" in row]
+    assert errors and words in errors[0] and errors[0].startswith(f"{PUBLIC / name}:{line}:")
 
 
 @pytest.mark.parametrize("name", sorted(OTHER_REASON))

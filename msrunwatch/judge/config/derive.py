@@ -244,13 +244,28 @@ def _documented_limit(device_mb: object) -> dict[str, Any]:
     )
 
 
-def _refused_by_version(env: dict[str, Any], version: int | None) -> None:
-    """Keys a MindFormers release before the given one does not take join the refused ones."""
+def _release(version: int) -> str:
+    """10100 -> `1.1.0`."""
+    return f"{version // 10000}.{version // 100 % 100}.{version % 100}"
+
+
+def _refused_by_version(env: dict[str, Any], given: int | None, floor: int | None) -> None:
+    """Keys a MindFormers release before the given one does not take join the refused ones,
+    and so do classes named as a release before the one in use registered them; while the
+    version is not known, those classes are listed apart (`older_keys_unknown`): they ran on
+    the releases that had them."""
     refused = list(env.get("refused_keys") or [])
     for name, since in env.get("newer_keys") or []:
-        if version is not None and version < since:
+        if given is not None and given < since:
             refused.append(f"{name}: taken from MindFormers {since // 10000}.{since // 100 % 100}")
+    unknown = []
+    for name, until in env.get("older_keys") or []:
+        if floor is None:
+            unknown.append(f"{name}, from the release after MindFormers {_release(until)}")
+        elif floor > until:
+            refused.append(name)
     env["refused_keys"] = refused
+    env["older_keys_unknown"] = unknown
     env.setdefault("unknown_keys", [])
 
 
@@ -264,7 +279,7 @@ def _job_and_versions(env: dict[str, Any], versions: Versions) -> None:
         mindformers = 10600  # the mcore path (use_legacy: False) exists from r1.6.0
     env["mindformers_version"] = mindformers
     env["mindformers_version_given"] = versions.of("mindformers")
-    _refused_by_version(env, versions.of("mindformers"))
+    _refused_by_version(env, versions.of("mindformers"), mindformers)
     env["megatron_version"] = versions.megatron
     env["mindspeed_llm_version"] = versions.of("mindspeed-llm")
     env["stack"] = versions.stack

@@ -46,6 +46,8 @@ class SchemaCheck:
         self.data, self.positions, self.doc = data, positions, doc
         self.refused: list[tuple[str, Path_]] = []
         self.newer: list[tuple[str, Path_, int]] = []
+        self.older: list[tuple[str, Path_, int]] = []
+        """Classes named as an older release registered them: (text, path, last version)."""
         self.unknown: list[tuple[str, Path_]] = []
         self.scalars: set[str] = set()
         """Sections that hold a scalar where a mapping belongs (readers skip them)."""
@@ -60,28 +62,36 @@ class SchemaCheck:
         for dotted, keys in schema["lenient"].items():
             self._lenient(tuple(dotted.split(".")), keys)
         for name, spec in schema["registered"].items():
-            self._registered(name, spec["names"])
+            self._registered(name, spec["names"], spec.get("renamed") or {})
         return self._values()
 
-    def _registered(self, name: str, known: list[str]) -> None:
-        """`type:` names of a list section: a near miss of a registered class is refused."""
+    def _registered(
+        self, name: str, known: list[str], renamed: Mapping[str, Mapping[str, Any]]
+    ) -> None:
+        """`type:` names of a list section: a near miss of a registered class is refused; a
+        class's name before a release renamed it is refused only after that release."""
         section = self._section((name,))
         if not isinstance(section, list):
             return
+        module = name.upper().rstrip("S")
         for i, item in enumerate(section):
             kind = item.get("type") if isinstance(item, Mapping) else None
             if not isinstance(kind, str) or kind in known:
                 continue
-            near = _near(kind, known)
-            module = name.upper().rstrip("S")
-            if near:
-                self.refused.append(
+            text = f"{name}[{i}].type {kind}: Can't find class type {module} class name {kind}"
+            if kind in renamed:
+                old = renamed[kind]
+                self.older.append(
                     (
-                        f"{name}[{i}].type {kind}: Can't find class type {module} class "
-                        f"name {kind} in the registry{near}",
+                        f"{text} in the registry (did you mean {old['to']}?)",
                         (name, i, "type"),
+                        int(old["until"]),
                     )
                 )
+                continue
+            near = _near(kind, known)
+            if near:
+                self.refused.append((f"{text} in the registry{near}", (name, i, "type")))
 
     def _section(self, path: Path_) -> Any:
         node: Any = self.data
@@ -154,9 +164,10 @@ class SchemaCheck:
             out["refused_keys"] = self._value(self.refused)
         if self.unknown:
             out["unknown_keys"] = self._value(self.unknown)
-        if self.newer:
-            line, col = self.positions.of(self.newer[0][1], key=True)
-            out["newer_keys"] = Value(
-                [[text, since] for text, _, since in self.newer], self.doc.source(line, col)
-            )
+        for name, items in (("newer_keys", self.newer), ("older_keys", self.older)):
+            if items:
+                line, col = self.positions.of(items[0][1], key=True)
+                out[name] = Value(
+                    [[text, version] for text, _, version in items], self.doc.source(line, col)
+                )
         return out
