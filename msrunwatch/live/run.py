@@ -73,6 +73,14 @@ SETTLED_S = 5.0
 long while watched: after the first rank times out, msrun's scheduler, its console and the
 ranks it has not yet stopped go on writing (the trial saw 40 s of it under `run ended`).
 What the first catch-up reads does not count: a finished run opened later ends at once."""
+ENDED_LAG = 0.125
+"""Once the run has ended and nothing grows, its verdict changes only as silences cross the
+rules' thresholds, so it is recomputed every ENDED_LAG of the time since a file was written
+(at least every JUDGE_S, at most every ENDED_JUDGE_S): a threshold crossed at 120 s of quiet is
+seen by 135 s. Every second, a 512-rank run re-judged for two minutes cost 6-7% of a core
+(trial N6); on the clock, not on the judging's cost, so tests on a test clock do not depend on
+the machine's speed."""
+ENDED_JUDGE_S = 15.0
 JUDGE_SHARE = 0.1
 """Share of the engine's time that re-judging for steps alone may take: a verdict that
 costs 50 ms is recomputed for new steps every 0.5 s, one that costs 1 ms every tick."""
@@ -384,8 +392,9 @@ class LiveRun:
         stale = any(t.stale for t in self._files.values())
         if self._previous is None or (self._urgent and not behind):
             return True
-        if not stale and not behind and run_ended(self._previous) and self._judged_quiet():
-            return False  # an ended run's verdict changes only with new lines, once quiet
+        if not stale and not behind and run_ended(self._previous):
+            # an ended run's verdict changes only with new lines, once quiet; before, slowly
+            return not self._judged_quiet() and since >= self._ended_gap(now)
         if since >= JUDGE_S:
             return True
         return not behind and since >= self._judge_gap and stale
@@ -455,6 +464,12 @@ class LiveRun:
         """When a followed file was last written (its mtime), on the logs' scale."""
         times = [t.mtime for t in self._files.values() if t.mtime is not None]
         return local_seconds(max(times)) if times else None
+
+    def _ended_gap(self, now: float) -> float:
+        """How often an ended run whose files are still quiet is judged again (ENDED_LAG of
+        the newest file's silence: a finished run opened later has been quiet all along)."""
+        quiet = min(self._silence(now).values(), default=0.0)
+        return min(max(JUDGE_S, quiet * ENDED_LAG), ENDED_JUDGE_S)
 
     def _judged_quiet(self) -> bool:
         """Whether time alone can no longer change the last verdict: when it was made, every

@@ -25,10 +25,10 @@ STALL_AFTER_S = 30.0
 HEALTHY = FIXTURES / "cpu_dp2_success_glog1" / "msrun_log"
 
 
-def cut_short(target: Path, keep: dict[str, float]) -> float:
-    """The healthy run with some files cut to a share of their lines, each file's time its
-    last line's (as if written then); returns the newest."""
-    shutil.copytree(HEALTHY, target)
+def cut_short(target: Path, keep: dict[str, float], run: Path = HEALTHY) -> float:
+    """The healthy run (or `run`) with some files cut to a share of their lines, each file's
+    time its last line's (as if written then); returns the newest."""
+    shutil.copytree(run, target)
     newest = 0.0
     for path in target.iterdir():
         lines = path.read_bytes().splitlines(keepends=True)
@@ -130,3 +130,31 @@ def test_a_pause_in_the_writing_is_not_the_end_of_the_run(
     assert {f.rule for f in paused.findings} <= {f.rule for f in final.findings}, "undone later"
     assert said(final) == said(post_mortem)
     assert final.root_cause is not None and final.root_cause.ranks == (3,)
+
+
+def test_an_ended_run_is_judged_again_slowly_and_still_reaches_triages_verdict(
+    tmp_path: Path, rules: list[Rule]
+) -> None:
+    """Trial N6: a 512-rank run left open cost 6-7% of a core for two minutes after `■ run
+    ended`, judged again every second while its files' silences grew past the rules'
+    thresholds. Now an ended, quiet run is judged again every eighth of that silence: at the
+    default --stall-after an OOM run is judged ~115 times before its files are quiet past
+    every threshold where it is now ~25, and still ends with triage's verdict."""
+    stall_after_s = 120.0
+    target = tmp_path / "msrun_log"
+    newest = cut_short(target, {}, FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log")
+    clock = Clock()
+    live = LiveRun([str(target)], rules, stall_after_s=stall_after_s, clock=clock)
+    judgements, seen = 0, None
+    try:
+        for half_seconds in range(int(3 * stall_after_s * 2)):
+            clock.now = newest + 6.0 + half_seconds / 2
+            update = live.tick()
+            assert update.ended, f"not ended {half_seconds / 2} s after its settling"
+            judgements += update.report is not seen
+            seen = update.report
+    finally:
+        live.close()
+    post = triage([str(target)], rules, post=PostMortem(stall_after_s=stall_after_s))
+    assert said(update.report) == said(post)
+    assert judgements <= stall_after_s / 3, f"judged {judgements} times once ended"
