@@ -98,12 +98,12 @@ class FileTail:
         so far, or has bytes past the offset (a stat, no read: for files a tick's budget did
         not reach, which are behind only if so)."""
         try:
-            st = os.stat(self.path)
+            st: os.stat_result | None = os.stat(self.path)
         except OSError:
-            return self._identity is not None
-        if self._identity is None or _identity(st) != self._identity:
-            return True
-        return st.st_size != self.offset
+            st = None
+        if self._identity is None:
+            return st is not None
+        return self._left_behind(st) or st is None or st.st_size != self.offset
 
     def read(self, max_bytes: int) -> Read:
         """Up to max_bytes of new data; a change resets the offset before the data.
@@ -117,7 +117,7 @@ class FileTail:
             st = None
         except OSError as exc:
             return Read(b"", error=f"cannot stat {self.path}: {exc.strerror or exc}")
-        if self._identity is not None and (st is None or _identity(st) != self._identity):
+        if self._left_behind(st):
             return self._moved(st, max_bytes)
         if st is None:
             self._gone = self._gone or self.offset > 0
@@ -126,6 +126,10 @@ class FileTail:
         if idle and st.st_size == self.offset:
             return Read(b"", Change.NONE, st.st_size, st.st_mtime)  # the common case
         return self._grown(st, Change.NONE, max_bytes)
+
+    def _left_behind(self, st: os.stat_result | None) -> bool:
+        """Whether the path no longer names the file read so far (deleted or replaced)."""
+        return self._identity is not None and (st is None or _identity(st) != self._identity)
 
     def _moved(self, st: os.stat_result | None, max_bytes: int) -> Read:
         """The path no longer names the file read so far: drain it, then start afresh."""
