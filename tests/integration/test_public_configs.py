@@ -78,6 +78,16 @@ FAILED = {
         54,
         "swap attention is not compatible with LoRA",
     ),
+    "mspeed_gpt_st_overlap_param_gather.sh": (
+        "config-overlap-param-gather-deps",
+        70,
+        "Must use --overlap-param-gather with --overlap-grad-reduce",
+    ),
+    "ms_kimi2_18b_no_expert_width.sh": (
+        "config-memory-over-budget",
+        None,
+        "usable per card",
+    ),
 }
 MISSED = {
     # failed upstream, not an error here: what msrunwatch says instead (None: nothing)
@@ -147,6 +157,8 @@ RAN = [
     "ms_qwen3_8b_pretrain_fixed.sh",
     "ms_qwen2_57b_a14b_lora_sp.sh",
     "ms_qwen25_72b_lora_fixed.sh",
+    "mspeed_gpt_st_overlap_grad_reduce.sh",
+    "ms_kimi2_18b_expert_width.sh",
 ]
 
 
