@@ -347,7 +347,8 @@ def live_nodes(report: Report, most: int = 3) -> str:
     states = live_states(report, most)
     if not states:
         return ""
-    return f"{sum(n.live is not None for n in report.nodes):,} nodes: {states}"
+    shown = sum(n.live is not None for n in report.nodes)
+    return f"{shown:,} node{'' if shown == 1 else 's'}: {states}"
 
 
 def live_states(report: Report, most: int = 3) -> str:

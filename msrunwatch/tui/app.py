@@ -16,6 +16,7 @@ from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from msrunwatch.live.run import Update
+from msrunwatch.report import fmt
 from msrunwatch.tui import cells, navigate
 from msrunwatch.tui.feed import Feed
 from msrunwatch.tui.messages import (
@@ -196,7 +197,7 @@ class MsrunwatchApp(App[int]):
         """Before the first snapshot: say that the logs found are being read (and no longer
         that the directory is awaited: it is there, its logs listed)."""
         if self.last is None:
-            reading = f"reading {message.count} logs…" if message.count else EMPTY
+            reading = f"reading {fmt.count(message.count, 'log')}…" if message.count else EMPTY
             self.header.reading = message.count
             self.header.awaiting = None
             self.table.empty_text = reading

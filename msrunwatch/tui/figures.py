@@ -46,7 +46,7 @@ def _host(r: RankReport) -> str:
 def _log(r: RankReport) -> str:
     """Its times first, whole at 80 columns; the path, also over the log below, last."""
     times = f"{clock(r.first_time)}-{clock(r.last_time)}"
-    return f"{times}  {r.lines} lines  {r.file or '-'}"
+    return f"{times}  {fmt.count(r.lines, 'line')}  {r.file or '-'}"
 
 
 def _progress(r: RankReport) -> str:

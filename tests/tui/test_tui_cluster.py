@@ -30,3 +30,13 @@ async def test_the_header_names_the_nodes_not_seen_and_their_ranks_are_unknown()
         header = str(target.header.render())
         assert "2 nodes: 1 blind (node001), 1 reporting" in header
         assert "8 unknown" in header and "8 training" in header
+
+
+async def test_one_node_is_one_node() -> None:
+    """The trial's A12: two watchers on one host read `1 nodes: 1 reporting`."""
+    nodes = (NodeView("vm", "complete", "", tuple(range(8)), live="reporting"),)
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(dataclasses.replace(synthetic(8), nodes=nodes)))
+        await pilot.pause()
+        assert "1 node: 1 reporting" in str(target.header.render())

@@ -255,7 +255,7 @@ async def test_pause_stops_the_table_but_not_the_findings() -> None:
         await pilot.pause()
         assert target.table.model.rows[0].progress.step == 10  # type: ignore[union-attr]
         assert [f.rule for f in target.findings.ordered()] == ["cann-ei0006"]
-        assert "paused · 1 updates waiting" in header_text(target)
+        assert "paused · 1 update waiting" in header_text(target)
         await pilot.press("p")
         assert target.table.model.rows[0].progress.step == 11  # type: ignore[union-attr]
         assert "live" in header_text(target)
@@ -722,3 +722,17 @@ async def test_after_the_run_the_last_line_is_where_triages_log_times_end() -> N
     for r in report.ranks:  # to the scheduler's last line, not the ranks' last
         assert r.last_time is not None and r.rank in rows
         assert f" {cells.ago(max(fmt.log_times(report)) - r.last_time)} " in rows[r.rank]
+
+
+async def test_counts_of_one_are_singular() -> None:
+    """The trial's A3: `Findings (6, 1 errors)`; the table's summary said `1/1 ranks`."""
+    one = synthetic(1)
+    report = dataclasses.replace(
+        one, outcome="failed", findings=(finding("hccl-timeout", [0], "Rank 0 timed out"),)
+    )
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(report))
+        await pilot.pause()
+        assert str(target.findings.border_title) == "Findings (1, 1 error)"
+        assert "1/1 rank ·" in str(target.filter_bar.query_one("#view-summary").render())

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from msrunwatch.report.fmt import count
 from msrunwatch.tui.widgets.findings_panel import describe
 from tests.support import HANG_S, writer_stall
 from tests.tui.tui_scenarios import FIXTURES, fixture_report, oom_line_for, running_copy
@@ -164,7 +165,7 @@ def test_a_run_written_while_watched_ends_up_as_triage_sees_it(tmp_path: Path) -
             )
         terminal.wait_for(lambda s: "rank 3 failed first: oom" in s.text(), "the root cause")
         errors = sum(1 for f in expected.findings if f.severity.value == "error")
-        title = f"Findings ({len(expected.findings)}, {errors} errors)"  # none gone: no false alarm
+        title = f"Findings ({len(expected.findings)}, {count(errors, 'error')})"  # none gone: no false alarm
         terminal.wait_for(lambda s: title in s.text(), title)
         for finding in expected.findings[:4]:  # the errors; the warnings are below the fold
             terminal.wait_for(lambda s, f=finding: describe(f) in s.text(), describe(finding))

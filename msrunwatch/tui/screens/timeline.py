@@ -59,7 +59,7 @@ class TimelineScreen(Screen[None]):
         self._searching = False
 
     def compose(self) -> Iterable[Widget]:
-        yield Static(f"reading {len(self.refs)} logs…", id="timeline-title")
+        yield Static(f"reading {fmt.count(len(self.refs), 'log')}…", id="timeline-title")
         yield Input(placeholder="ranks (0-7,12); empty: all", id="timeline-ranks")
         yield Static(id="timeline-columns")
         yield LogView(self.source, id="timeline-lines")
@@ -100,7 +100,7 @@ class TimelineScreen(Screen[None]):
             "all ranks" if self.source.ranks is None else fmt.count(len(self.source.ranks), "rank")
         )
         what = LEVELS[self._level][1]
-        text = f"Timeline by log time: {len(self.source)} lines, {what}, {ranks}"
+        text = f"Timeline by log time: {fmt.count(len(self.source), 'line')}, {what}, {ranks}"
         self.query_one("#timeline-title", Static).update(text)
 
     def action_levels(self) -> None:

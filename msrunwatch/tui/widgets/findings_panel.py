@@ -197,7 +197,7 @@ class FindingsPanel(VerticalScroll, can_focus=True):
         errors = sum(1 for f in live if f.severity.value == "error")
         counts = Counter(g[1] for g in gone if g is not None)
         said = "".join(f", {n} {word}" for word, n in sorted(counts.items()))
-        self.border_title = f"Findings ({len(live)}, {errors} errors{said})"
+        self.border_title = f"Findings ({len(live)}, {fmt.count(errors, 'error')}{said})"
         lines = [self._lines(f, g) for (_, _, f), g in zip_strict(entries, gone)]
         if self.has_focus and lines:
             at = min(self.chosen, len(lines) - 1)

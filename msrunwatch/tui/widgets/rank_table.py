@@ -23,6 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from msrunwatch.judge.model import RankReport, Status
+from msrunwatch.report import fmt
 from msrunwatch.tui.columns import BY_KEY, GAP
 from msrunwatch.tui.rows import ALL, Rows
 from msrunwatch.tui.widgets.cursor import on_cursor
@@ -211,7 +212,7 @@ class RankTable(ScrollView, can_focus=True):
     def _post_summary(self) -> None:
         model = self.model
         arrow = "▼" if model.reverse else "▲"
-        parts = [f"{len(model.order)}/{len(model.rows)} ranks"]
+        parts = [f"{len(model.order)}/{fmt.count(len(model.rows), 'rank')}"]
         parts.append(f"sort {BY_KEY[model.sort_key].title.lower()} {arrow}")
         if model.status_filter != ALL:
             parts.append(f"status {model.status_filter}")

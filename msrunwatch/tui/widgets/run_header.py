@@ -210,10 +210,10 @@ class RunHeader(Widget):
         if self.feed_error:
             return Content.styled(f"✖ feed stopped: {self.feed_error}", "bold $text-error")
         if self.paused:
-            note = f" · {self.waiting} updates waiting" if self.waiting else ""
+            note = f" · {fmt.count(self.waiting, 'update')} waiting" if self.waiting else ""
             return Content.styled(f"⏸ paused{note}", "bold $text-warning")
         if update is None and self.reading:
-            return Content.styled(f"⟳ reading {self.reading} logs…", "$text-warning")
+            return Content.styled(f"⟳ reading {fmt.count(self.reading, 'log')}…", "$text-warning")
         if update is None:
             return Content.styled("⟳ starting", "$text-muted")
         if update.behind and not self.caught_up:  # how many: `N not read yet`, in the counts
