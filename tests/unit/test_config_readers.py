@@ -1055,6 +1055,21 @@ def test_mindformers_run_mode_moe_config_lora_and_mtp_are_read(tmp_path: Path) -
     assert (config.get("pet_type"), config.get("lora_r")) == ("lora", 16)
 
 
+def test_mindformers_r0_6_lora_under_model_arch_pet_is_read(tmp_path: Path) -> None:
+    """MindFormers r0.6 put LoRA in model.arch.pet (configs/glm/run_glm_6b_lora.yaml at
+    v0.6.0): unread, the GLM-6B LoRA config of 8491f6f8e was estimated as a full finetune at
+    298% of its 30 GB, an error; read, its base is frozen (124%, a warning)."""
+    path = tmp_path / "run_glm_6b_lora.yaml"
+    path.write_text(
+        "run_mode: finetune\nmodel:\n  model_config:\n    num_layers: 28\n  arch:\n"
+        "    type: GLMForPreTrainingWithLora\n    pet:\n      pet_type: lora\n"
+        "      pet_config:\n        lora_rank: 8\n        lora_alpha: 32\n",
+        encoding="utf-8",
+    )
+    config = read_config(str(path))
+    assert (config.get("pet_type"), config.get("lora_r")) == ("lora", 8)
+
+
 def test_a_crlf_script_that_starts_no_job_still_gives_the_crlf_finding(tmp_path: Path) -> None:
     """bash fails on the line endings whatever the script runs."""
     config = script(tmp_path, "#!/bin/bash\r\npython convert_ckpt.py --num-layers 2\r\n")

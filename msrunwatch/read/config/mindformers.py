@@ -26,6 +26,8 @@ Convert = Callable[[Any, str], Converted]
 
 PC = ("parallel_config",)
 MC = ("model", "model_config")
+PET = ("model", "arch", "pet")
+"""MindFormers r0.6's place for LoRA (pet_type, pet_config), before model_config.pet_config."""
 SECTIONS = (
     "parallel_config",
     "parallel",
@@ -237,11 +239,28 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
     ("mla", [(*MC, "multi_latent_attention")], _bool),
     ("mtp_depth", [(*MC, "mtp_depth")], _int),
     ("mtp_num_layers", [(*MC, "num_nextn_predict_layers"), (*MC, "mtp_num_layers")], _int),
-    ("pet_type", [(*MC, "pet_config", "pet_type"), ("model", "pet_config", "pet_type")], _str),
-    ("lora_r", [(*MC, "pet_config", "lora_rank"), ("model", "pet_config", "lora_rank")], _int),
+    # model.arch.pet: MindFormers r0.6's LoRA layout (configs/glm/run_glm_6b_lora.yaml, v0.6.0)
+    (
+        "pet_type",
+        [(*MC, "pet_config", "pet_type"), ("model", "pet_config", "pet_type"), (*PET, "pet_type")],
+        _str,
+    ),
+    (
+        "lora_r",
+        [
+            (*MC, "pet_config", "lora_rank"),
+            ("model", "pet_config", "lora_rank"),
+            (*PET, "pet_config", "lora_rank"),
+        ],
+        _int,
+    ),
     (
         "lora_target_modules",
-        [(*MC, "pet_config", "target_modules"), ("model", "pet_config", "target_modules")],
+        [
+            (*MC, "pet_config", "target_modules"),
+            ("model", "pet_config", "target_modules"),
+            (*PET, "pet_config", "target_modules"),
+        ],
         _any,
     ),
     ("arch", [("model", "arch", "type")], _str),
