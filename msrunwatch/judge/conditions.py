@@ -7,15 +7,17 @@ RunState); this module only fills them in.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from msrunwatch.core.compat import zip_strict
 from msrunwatch.core.numbers import median
 from msrunwatch.judge.context import Context
 from msrunwatch.judge.model import Occurrence, Status
+from msrunwatch.judge.peergone import witnesses
 from msrunwatch.judge.sightings import Sighting
 from msrunwatch.judge.statuses import format_clock, still_hung
+from msrunwatch.judge.sweep import TIE_SECONDS, Clocks, uncertainty
 from msrunwatch.read.facts import Hit
 from msrunwatch.read.runstate import RankFacts, RunFacts
 from msrunwatch.rules.expr import RememberedCondition
@@ -31,8 +33,16 @@ from msrunwatch.rules.variables import (
 
 STARTED = (Status.COMPILING, Status.TRAINING, Status.FINISHED)
 RUNNING = ("starting", "compiling", "training")
-FIRST_SILENT_S = 5.0
-"""Ranks that went quiet within this many seconds of the first are named together."""
+QUIET_GAP_FLOOR_S = 5.0
+"""Logs that stopped growing closer than this stopped together: a print's flush, a file
+system's mtime granularity (NFS caches attributes for seconds) order them, not the hang."""
+QUIET_GAP_STEPS = 2.0
+"""...nor closer than this many of the run's steps: ranks in lock step stop in one
+collective, and the one that waits may write the rest of its step (one step's time) after
+the hung one stopped; the second step is margin for jitter. The trial's hang replayed at
+0.2x (files stopped 4 s apart, steps 8 s) named the waiter for the 28 minutes an HCCL
+timeout takes; at 1x (0.9 s apart) it named both: the gap scales with the pace, so the
+threshold does too."""
 HELD_AT_WORK = (*RUNNING, "waiting", "killed", "unknown")
 """Statuses that do not end a hang an earlier live verdict named: waiting after another
 rank failed, or killed by msrun, is what a hung rank's quiet looks like (statuses.with_named)."""
@@ -86,6 +96,8 @@ class LineEvidence:
     registered: frozenset[int]
     unregistered: frozenset[int] = frozenset()
     """Ranks the scheduler saw leave the cluster."""
+    saw_peer_go: Mapping[int, float] = field(default_factory=dict)
+    """Each rank's earliest dated line saying a peer went away (peergone.witnesses)."""
 
     @classmethod
     def of(cls, run: RunFacts, found: Sequence[Sighting]) -> LineEvidence:
@@ -98,10 +110,67 @@ class LineEvidence:
             tuple(sorted({s.rule.category for s in found})),
             frozenset(g.rank for g in run.registrations),
             run.unregistered,
+            {n: s.hit.time for n, s in witnesses(found).items() if s.hit.time is not None},
         )
 
 
 NO_EVIDENCE = LineEvidence({}, (), frozenset())
+
+
+def _pace(rank: RankFacts) -> float | None:
+    """Seconds per step: the rank's cadence, else its dated lines' span over its steps (the
+    prints carry no time; startup counts in, so it errs long: towards naming together)."""
+    p = rank.progress
+    if p is None:
+        return None
+    if p.cadence_s:
+        return p.cadence_s
+    first, last = rank.first_time, rank.last_time
+    if p.step < 1 or first is None or last is None or last <= first:
+        return None
+    return (last - first) / p.step
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """Who was seen alive after another rank went quiet (live view): on evidence, not on
+    which file happened to stop growing first (trial F3)."""
+
+    run: RunFacts
+    gap_s: float
+    """quiet_gap_s: silences closer than this do not order two ranks."""
+    saw_peer_go: Mapping[int, float]
+    clocks: Clocks | None = None
+
+    @classmethod
+    def of(cls, run: RunFacts, ctx: Context, seen: LineEvidence) -> Quiet:
+        if ctx.quiet_s is None:  # triage: no silences to order
+            return cls(run, QUIET_GAP_FLOOR_S, seen.saw_peer_go, ctx.clocks)
+        paces = [p for r in run.ranks if (p := _pace(r)) is not None]
+        steps = QUIET_GAP_STEPS * median(paces) if paces else 0.0
+        return cls(run, max(QUIET_GAP_FLOOR_S, steps), seen.saw_peer_go, ctx.clocks)
+
+    def outlived(self, gone: RankState, alive: RankState) -> bool:
+        """Whether `alive` was seen alive after `gone` went quiet: its log grew more than
+        gap_s later, or it logged a peer going after gone's last dated line (by more than
+        their clocks can tell apart). Never when `alive` is at an earlier step: a rank behind
+        that writes on is the one the other waits on."""
+        if gone.step is not None and alive.step is not None and alive.step < gone.step:
+            return False
+        quiet, later = gone.silence_s, alive.silence_s
+        if quiet is not None and later is not None and later + self.gap_s < quiet:
+            return True
+        return self._saw_go(gone.rank, alive.rank)
+
+    def _saw_go(self, gone: int, alive: int) -> bool:
+        saw = self.saw_peer_go.get(alive)
+        facts, other = self.run.rank(gone), self.run.rank(alive)
+        if saw is None or facts is None or other is None or facts.last_time is None:
+            return False
+        here = (facts.primary.log_dir, facts.primary.path)
+        there = (other.primary.log_dir, other.primary.path)
+        within = uncertainty(here, there, self.clocks) or 0.0
+        return saw - facts.last_time > max(within, TIE_SECONDS)
 
 
 def _rank_state(
@@ -151,6 +220,7 @@ def _rank_state(
 def _figures(
     states: Sequence[RankState],
     ctx: Context,
+    quiet: Quiet,
     seen: LineEvidence = NO_EVIDENCE,
     held: Collection[int] = (),
 ) -> RunFigures:
@@ -182,19 +252,23 @@ def _figures(
             for s in states
             if s.status in RUNNING and s.silence_s is not None and s.silence_s < ctx.stall_after_s
         ),
-        silent_first_ranks=_silent_first(states, ctx, held),
+        quiet_gap_s=quiet.gap_s,
+        silent_first_ranks=_silent_first(states, ctx, quiet, held),
         categories=list(seen.categories),
         behind_ranks=_behind(states),
     )
 
 
 def _silent_first(
-    states: Sequence[RankState], ctx: Context, held: Collection[int] = ()
+    states: Sequence[RankState], ctx: Context, quiet: Quiet, held: Collection[int] = ()
 ) -> list[int]:
     """When every rank still at work is silent, the ranks that went quiet first: those an
     earlier live verdict named hung, if any still are (they were named while the others
     still wrote, so whoever went quiet after them was waiting on them, however soon), else
-    those that went quiet within FIRST_SILENT_S of the first."""
+    those at the lowest step (a rank behind stopped first: the others could not finish a
+    step without it), less any seen alive after another of them went quiet (Quiet.outlived).
+    Ranks that stopped at one step within quiet_gap_s of each other are named together: the
+    order in which their files stopped growing is noise, not evidence."""
     hung = [s for s in states if s.rank in held and s.status in HELD_AT_WORK]
     running = [s for s in states if s.status in RUNNING or s in hung]
     silences = [s.silence_s for s in running if s.silence_s is not None]
@@ -202,12 +276,37 @@ def _silent_first(
         return []
     if hung:
         return sorted(s.rank for s in hung)
-    longest = max(silences)
-    return sorted(
-        s.rank
-        for s in running
-        if s.silence_s is not None and longest - s.silence_s <= FIRST_SILENT_S
-    )
+    silent = _lowest_step([s for s in running if s.silence_s is not None])
+    first = [a for a in silent if not any(quiet.outlived(b, a) for b in silent if b is not a)]
+    return sorted(s.rank for s in first or silent)
+
+
+def _lowest_step(states: Sequence[RankState]) -> list[RankState]:
+    """The ranks at the lowest step when the ranks' steps differ (ranks that print none are
+    not compared, and not named by it), else all."""
+    steps = {s.step for s in states if s.step is not None}
+    if len(steps) < 2:
+        return list(states)
+    return [s for s in states if s.step == min(steps)]
+
+
+def _writing_after(states: Sequence[RankState], ctx: Context, quiet: Quiet) -> None:
+    """Fill ranks_writing_after for each running rank silent past --stall-after: the ranks
+    still writing that were seen alive after it went quiet (live view; the silent ranks
+    times the writing ones, so none at all while every rank writes)."""
+    writing = [
+        s
+        for s in states
+        if s.status in RUNNING and s.silence_s is not None and s.silence_s < ctx.stall_after_s
+    ]
+    if not writing:
+        return
+    for state in states:
+        silence = state.silence_s
+        if state.status in RUNNING and silence is not None and silence >= ctx.stall_after_s:
+            state.ranks_writing_after = sum(
+                1 for w in writing if w is not state and quiet.outlived(state, w)
+            )
 
 
 def _behind(states: Sequence[RankState]) -> list[int]:
@@ -233,7 +332,7 @@ def run_figures(
 ) -> RunFigures:
     """Run-wide figures over every rank with a log, for run-scope rules."""
     states = [_rank_state(r, statuses[r.rank], ctx, seen) for r in run.ranks if r.rank in statuses]
-    return _figures(states, ctx, seen, still_hung(run, ctx.hung))
+    return _figures(states, ctx, Quiet.of(run, ctx, seen), seen, still_hung(run, ctx.hung))
 
 
 def rank_envs(
@@ -243,7 +342,9 @@ def rank_envs(
     hundred names, and 100,000 ranks' envs at once took 300 MiB (issue 21, defect 14)."""
     ranks = [r for r in run.ranks if r.rank in statuses]
     states = [_rank_state(r, statuses[r.rank], ctx, seen) for r in ranks]
-    shared = values(_figures(states, ctx, seen, still_hung(run, ctx.hung)))
+    quiet = Quiet.of(run, ctx, seen)
+    _writing_after(states, ctx, quiet)
+    shared = values(_figures(states, ctx, quiet, seen, still_hung(run, ctx.hung)))
     stages = {k: values(_stage(states, k)) for k in {s.stage for s in states}}
     starts = [t for r in run.ranks if (t := r.first_time) is not None]
     age = ctx.now - min(starts) if ctx.now is not None and starts else None

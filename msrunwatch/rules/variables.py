@@ -121,6 +121,15 @@ class RankState:
         "seconds since the run's first line (live view only; None in triage)"
     )
     ranks: int = var("ranks in the run", 0)
+    ranks_writing_after: int = var(
+        "for a rank at work silent past stall_after_s (live view, else 0): the ranks still at "
+        "work, not at an earlier step than this one, whose log grew within stall_after_s and "
+        "that were seen alive after this rank went quiet: their "
+        "log grew more than quiet_gap_s later, or logged a peer going after this rank's last "
+        "dated line. A rank that stopped with the others in one collective is not outlived "
+        "by them, however their last writes fall",
+        0,
+    )
 
 
 @dataclass
@@ -163,8 +172,19 @@ class RunFigures:
         "stall_after_s (live view): a rank that timed out or failed is not writing on",
         0,
     )
+    quiet_gap_s: Number = var(
+        "how far apart two ranks' logs must stop growing for their order to say which went "
+        "quiet first (live view): the larger of 5 s (a print's flush, a file system's mtime "
+        "granularity) and two of the run's steps (ranks in lock step stop in one collective, "
+        "the waiting one writing at most the rest of its step after the hung one stopped). "
+        "A step is the median cadence, else a log's span over its steps",
+        5.0,
+    )
     silent_first_ranks: list[int] = var(
-        "list: when every running rank is silent, the ones that went quiet first", ()
+        "list: when every running rank is silent, the ones that went quiet first: those at "
+        "the lowest step, less any seen alive after another went quiet (ranks_writing_after); "
+        "ranks that stopped together are named together",
+        (),
     )
     categories: list[str] = var(
         "list: the categories of every finding from log lines (run rules: and rank rules)", ()

@@ -43,7 +43,9 @@ def test_rank_stalled_fires_only_past_the_live_horizon(rules: list[Rule]) -> Non
     assert stalled.when is not None
 
     def fires(silence_s: float) -> bool:
-        state = RankState(rank=0, status="training", silence_s=silence_s, cadence_s=30.0)
+        state = RankState(
+            rank=0, status="training", silence_s=silence_s, cadence_s=30.0, ranks_writing_after=1
+        )
         figures = RunFigures(stall_after_s=10.0, ranks_writing=1)
         return bool(stalled.when.truth({**values(state), **values(figures)}))  # type: ignore[union-attr]
 
