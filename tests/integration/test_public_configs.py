@@ -88,6 +88,11 @@ FAILED = {
         None,
         "usable per card",
     ),
+    "mf_qwen3_30b_a3b_pretrain_aux_loss_typo.yaml": (
+        "config-key-refused",
+        200,
+        "Keys: ['moe_aux_loss-coef'] does not be converted!",
+    ),
 }
 MISSED = {
     # failed upstream, not an error here: what msrunwatch says instead (None: nothing)
@@ -159,6 +164,7 @@ RAN = [
     "ms_qwen25_72b_lora_fixed.sh",
     "mspeed_gpt_st_overlap_grad_reduce.sh",
     "ms_kimi2_18b_expert_width.sh",
+    "mf_qwen3_30b_a3b_pretrain_fixed.yaml",
 ]
 
 

@@ -59,8 +59,16 @@ class SchemaCheck:
         for name in schema["mappings"]:
             self._mapping((name,))
         self._mapping(("model", "model_config"))
+        converted = {
+            tuple(dotted.split(".")): spec
+            for dotted, spec in schema["converted"].items()
+            if all(self.data.get(key) == value for key, value in spec["when"].items())
+        }
+        for path, spec in converted.items():
+            self._converted(path, spec["keys"])
         for dotted, keys in schema["lenient"].items():
-            self._lenient(tuple(dotted.split(".")), keys)
+            if tuple(dotted.split(".")) not in converted:
+                self._lenient(tuple(dotted.split(".")), keys)
         for name, spec in schema["registered"].items():
             self._registered(name, spec["names"], spec.get("renamed") or {})
         return self._values()
@@ -140,6 +148,23 @@ class SchemaCheck:
             if check is not None and value is not None and not check[0](value):
                 self.refused.append(
                     (f"{name}.{key} is {_short(value)}, not {check[1]} ({spec['class']})", path)
+                )
+
+    def _converted(self, path: Path_, keys: list[str]) -> None:
+        """A section every key of which MindFormers maps to another class, refusing the rest."""
+        section = self._section(path)
+        if not isinstance(section, Mapping):
+            return
+        where = ".".join(str(p) for p in path)
+        for key in section:
+            if str(key) not in keys:
+                near = _near(str(key), keys)
+                self.refused.append(
+                    (
+                        f"{where}.{key}: Keys: ['{key}'] does not be converted! (MindFormers maps "
+                        f"each key of an mcore model's config to TransformerConfig){near}",
+                        (*path, key),
+                    )
                 )
 
     def _lenient(self, path: Path_, keys: list[str]) -> None:
