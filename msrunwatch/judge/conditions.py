@@ -162,6 +162,25 @@ class Quiet:
             return True
         return self._saw_go(gone.rank, alive.rank)
 
+    def by_last_line(self, ranks: Sequence[int]) -> list[int]:
+        """The ranks with a dated line, the one whose log's last went silent first, first."""
+        last = {n: t for n in ranks if (r := self.run.rank(n)) and (t := r.last_time) is not None}
+        return sorted(last, key=last.__getitem__)
+
+    def saw_any_go(self, alive: int, by_last: Sequence[int]) -> bool:
+        """Whether `alive` logged a peer going after another's last line (`by_last`: the
+        others, earliest silent first, so the first one usually decides)."""
+        saw = self.saw_peer_go.get(alive)
+        if saw is None:
+            return False
+        for gone in by_last:
+            facts = self.run.rank(gone)
+            if facts is None or facts.last_time is None or saw - facts.last_time <= TIE_SECONDS:
+                return False  # no later last line can be earlier than the peer's going
+            if gone != alive and self._saw_go(gone, alive):
+                return True
+        return False
+
     def _saw_go(self, gone: int, alive: int) -> bool:
         saw = self.saw_peer_go.get(alive)
         facts, other = self.run.rank(gone), self.run.rank(alive)
@@ -277,7 +296,13 @@ def _silent_first(
     if hung:
         return sorted(s.rank for s in hung)
     silent = _lowest_step([s for s in running if s.silence_s is not None])
-    first = [a for a in silent if not any(quiet.outlived(b, a) for b in silent if b is not a)]
+    longest = max(s.silence_s or 0.0 for s in silent)
+    by_last = quiet.by_last_line([s.rank for s in silent]) if quiet.saw_peer_go else []
+    first = [  # Quiet.outlived by any other, in time linear in the ranks (512 hung ones)
+        a
+        for a in silent
+        if (a.silence_s or 0.0) + quiet.gap_s >= longest and not quiet.saw_any_go(a.rank, by_last)
+    ]
     return sorted(s.rank for s in first or silent)
 
 
