@@ -1,7 +1,8 @@
-"""Post mortem: is the run over? A whole job stopped from outside (a batch system's cancel,
-a time limit, a container stopped) leaves no word in any log: every log just stops. Only
-the clock tells it from a run still going: when nothing was written for longer than the
-stall threshold, the run is not running any more.
+"""Is the run over? msrun stopped with Ctrl+C or SIGTERM says so in its console, and that
+ends every rank at once, live or post mortem. A whole job stopped from outside (a batch
+system's cancel, a time limit, a container stopped) leaves no word in any log: every log
+just stops. Only the clock tells it from a run still going: when nothing was written for
+longer than the stall threshold, the run is not running any more.
 
 When the files were last written is their newest mtime, read on this host's clock. A copy
 (scp, an archive unpacked, a checkout) resets mtimes to the time of the copy: an mtime a
@@ -64,11 +65,19 @@ def quiet_for(run: RunFacts, ctx: Context) -> tuple[float, float] | None:
     return None if line is None else (ctx.clock - line, ZONE_MARGIN_S)
 
 
+TERMINATED = "msrun was stopped and terminated every worker"
+"""Why the run is over when msrun says so (RunFacts.terminate_all_time), live or after."""
+
+
 def run_over(run: RunFacts, ctx: Context) -> Over | None:
-    """Whether the run is over by the clock (or because the user said so), else None."""
+    """Whether the run is over: msrun said it terminates every worker (it was stopped with
+    Ctrl+C or SIGTERM: none goes on, whatever the clock), the user said so, or the clock
+    says so; else None."""
     if ctx.finished:
         return Over("--finished says so", None)
     quiet = quiet_for(run, ctx)
+    if run.terminate_all_time is not None:
+        return Over(TERMINATED, None if quiet is None else quiet[0])
     if quiet is None or quiet[0] <= ctx.stall_after_s + quiet[1]:
         return None
     return Over(f"nothing was written for longer than {ctx.stall_after_s:g} s", quiet[0])

@@ -32,8 +32,9 @@ class Status(StrEnum):
     """Live view: quiet after another rank failed, not yet confirmed killed; or quiet past
     --stall-after while the root cause is a rank named hung (statuses.waiting_on_hang)."""
     STOPPED = "stopped"
-    """Post mortem: its log stops without an end marker or a fault, and the run is over
-    (nothing was written for longer than --stall-after, or --finished)."""
+    """Its log stops without an end marker or a fault, and the run is over: post mortem,
+    nothing was written for longer than --stall-after, or --finished; live or post mortem,
+    msrun said it terminates every worker (it was stopped with Ctrl+C or SIGTERM)."""
     UNKNOWN = "unknown"
     """No log for it, or an empty log after the run (or empty past --stall-after)."""
 

@@ -152,8 +152,11 @@ def rank_status(
 
 def _stopped(rank: RankFacts, run: RunFacts, live: bool) -> tuple[Status, str]:
     """A rank quiet after another failed. After the run, msrun has stopped it; live, it is
-    only waiting until msrun says it kills the workers."""
-    if live and run.kill_all_time is None:
+    only waiting (alive until its own collective times out) until the job is known to be
+    over: msrun says it kills the workers, or the scheduler gave up on the job (its shutdown
+    found abnormal nodes: it exits, and msrun stops every worker left; msrun's console is
+    seldom among the logs watched)."""
+    if live and run.kill_all_time is None and run.scheduler_gave_up_time is None:
         since = format_clock(rank.last_time)
         return Status.WAITING, f"quiet since {since} after another rank failed"
     return Status.KILLED, "its log stops after another rank failed"

@@ -134,6 +134,10 @@ class Extractor(GlogLines, PlainLines):
             self._last_fault = None
         if later._kill_all_time is not None:
             self._kill_all_time = later._kill_all_time
+        if self._gave_up_time is None:
+            self._gave_up_time = later._gave_up_time
+        if self._terminate_all_time is None:
+            self._terminate_all_time = later._terminate_all_time
 
     def __getstate__(self) -> dict[str, object]:
         """Sent between processes without the matcher (each process has its own)."""
@@ -164,6 +168,8 @@ class Extractor(GlogLines, PlainLines):
             len(self._unregistered),
             len(self._worker_exits),
             self._kill_all_time,
+            self._gave_up_time,
+            self._terminate_all_time,
             self._all_ok,
         )
 
@@ -209,6 +215,8 @@ class Extractor(GlogLines, PlainLines):
             worker_starts=tuple(self._worker_starts),
             worker_exits=tuple(self._worker_exits),
             kill_all_time=self._kill_all_time,
+            scheduler_gave_up_time=self._gave_up_time,
+            terminate_all_time=self._terminate_all_time,
             all_workers_ok=self._all_ok,
             encodings=tuple(sorted(self._encodings.items())),
             handshake=self._cluster.handshake(),

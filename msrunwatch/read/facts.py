@@ -172,6 +172,13 @@ class FileFacts:
     worker_exits: tuple[WorkerExit, ...] = ()
     kill_all_time: float | None = None
     all_workers_ok: bool = False
+    scheduler_gave_up_time: float | None = None
+    """Scheduler: when its shutdown found nodes that left without unregistering (`There are
+    N abnormal compute graph nodes.`); it then exits with an exception and msrun stops the
+    workers left: the job is over, whether or not msrun's console is read."""
+    terminate_all_time: float | None = None
+    """Console: when msrun, itself stopped (Ctrl+C, SIGTERM), said it terminates every worker
+    (`msrun process received SIGINT (Ctrl+C), terminating all workers.`): the run is over."""
     error: str | None = None
     """Why the file could not be read, if it could not."""
     encodings: tuple[tuple[str, int], ...] = ()

@@ -47,6 +47,9 @@ class GlogLines(Records):
         self._worker_starts: list[tuple[int, str]] = []
         self._worker_exits: list[WorkerExit] = []
         self._kill_all_time: float | None = None
+        self._gave_up_time: float | None = None
+        self._terminate_all_time: float | None = None
+        """Scheduler: when its shutdown found abnormal nodes (P.GAVE_UP)."""
         self._all_ok = False
 
     def glog_line(
@@ -165,6 +168,8 @@ class GlogLines(Records):
             self._timed_out.setdefault(m["node"], when)
         elif m := P.ASSIGNED.search(msg):
             self._assigned[m["node"]] = int(m["rank"])
+        elif P.GAVE_UP.search(msg) and self._gave_up_time is None:
+            self._gave_up_time = when if when is not None else self._line_time
 
     def _msrun(self, text: str, header: object, lineno: int, offset: int) -> None:
         """msrun's own lines; the worker lines it tails to its console are skipped."""
@@ -184,4 +189,6 @@ class GlogLines(Records):
             self._kill_all_time = when
         elif P.ALL_OK.search(msg):
             self._all_ok = True
+        elif P.TERMINATE_ALL.search(msg) and self._terminate_all_time is None:
+            self._terminate_all_time = when if when is not None else self._line_time
         self._rules(text, lineno, offset, when, True, header["level"])  # type: ignore[index]

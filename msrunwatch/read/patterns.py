@@ -224,6 +224,10 @@ REGISTERED = Shape(
 UNREGISTERED = Shape(r"Node (?P<node>\S+) has unregistered\.")
 TIMED_OUT = Shape(r"The node: (?P<node>\S+) is timed out\.")
 """The scheduler lost a worker's heartbeat (meta_server_node.cc UpdateTopoState)."""
+GAVE_UP = Shape(r"There are [1-9][0-9]* abnormal compute graph nodes")
+"""The scheduler's shutdown found nodes that left without unregistering (meta_server_node.cc
+Finalize): it raises `The total number of timed out node is N` and exits with an exception,
+and msrun, seeing its scheduler fail, stops every worker still running: the job is over."""
 ASSIGNED = Shape(
     r"Assign rank id of node id: (?P<node>[^,\s]+), role: MS_WORKER, with host ip: [^,\s]+, "
     rf"old rank id: {N}, new rank id: (?P<rank>{N})"
@@ -252,6 +256,9 @@ WORKER_EXIT = Shape(
 )
 KILL_ALL = Shape(r"There's worker exits with exception, kill all other workers")
 ALL_OK = Shape(r"All workers successfully exit")
+TERMINATE_ALL = Shape(r"msrun process received SIG[A-Z]+(?: \([^)]*\))?, terminating all workers")
+"""msrun itself was stopped (Ctrl+C, SIGTERM) and stops every worker (_api.py's signal
+handler): whatever they were doing, none goes on."""
 
 # Training progress, most specific first.
 LOSS_MONITOR = Shape(rf"epoch: (?P<epoch>{N}),? step: (?P<step>{N}), loss is (?P<loss>\S+)")

@@ -81,6 +81,11 @@ class RunFacts:
     """Ranks the scheduler saw leave normally."""
     kill_all_time: float | None = None
     all_workers_ok: bool = False
+    scheduler_gave_up_time: float | None = None
+    """When the scheduler's shutdown found abnormal nodes (FileFacts.scheduler_gave_up_time):
+    the job is over, as when msrun says it kills the workers (kill_all_time)."""
+    terminate_all_time: float | None = None
+    """When msrun, stopped from outside, said it terminates every worker: the run is over."""
     warnings: tuple[str, ...] = ()
     """What assembling found odd: two processes' logs claiming one rank."""
 
@@ -223,6 +228,12 @@ def assemble(log_dirs: Sequence[str], files: Sequence[FileFacts]) -> RunFacts:
         unregistered=unregistered,
         kill_all_time=next((c.kill_all_time for c in consoles if c.kill_all_time), None),
         all_workers_ok=any(c.all_workers_ok for c in consoles),
+        terminate_all_time=min(
+            (t for c in consoles if (t := c.terminate_all_time) is not None), default=None
+        ),
+        scheduler_gave_up_time=min(
+            (t for s in schedulers if (t := s.scheduler_gave_up_time) is not None), default=None
+        ),
         warnings=tuple(warnings),
     )
 

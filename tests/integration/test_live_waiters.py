@@ -4,10 +4,11 @@ quiet too (trial #27: the live root cause widened from `rank 1` to `ranks 0-1`).
 fixtures/cpu_kill9_rank1 without msrun's console, written into a directory as it happened:
 rank 1 is SIGKILLed after step 4 (its log stops at 19:02:51); rank 0 writes on until
 19:02:54 (a peer closed its connection), then waits; the scheduler times out node 0 at
-19:03:20. The view names rank 1 hung while rank 0 still writes (its last line saw a peer
-go: it outlived rank 1); rank 0 going quiet 2.6 s later, within run-stalled's quiet_gap_s,
-does not make it a cause: it reads `waiting` on rank 1 (it was `training`, as if at work,
-above a hung headline).
+19:03:20 and gives up on the job at 19:03:22. The view names rank 1 hung while rank 0 still
+writes (its last line saw a peer go: it outlived rank 1); rank 0 going quiet 2.6 s later,
+within run-stalled's quiet_gap_s, does not make it a cause: it reads `waiting` on rank 1 (it
+was `training`, as if at work, above a hung headline) until the scheduler gives up, then
+`killed`.
 """
 
 from __future__ import annotations
@@ -54,11 +55,16 @@ def test_the_rank_named_first_stays_the_root_cause_when_its_waiter_goes_quiet(
     assert quiet.ranks[0].waiting_on == (1,)
     assert quiet.ranks[0].status_reason.startswith("quiet since 19:02:54 while another rank")
 
-    written.until(at("19:03:30.000"))  # the scheduler times out node 0, its victim
+    written.until(at("19:03:21.000"))  # the scheduler times out node 0, its victim
+    timed_out = judged(live, clock, at("19:03:21.500"))
+    assert timed_out.root_cause is not None and timed_out.root_cause.ranks == (1,)
+    assert statuses(timed_out)[1] is Status.STALLED
+    assert timed_out.ranks[0].waiting_on == (1,)
+
+    written.until(at("19:03:30.000"))  # its shutdown finds the abnormal node: the job is over
     ended = judged(live, clock, at("19:03:40.000"))
     assert ended.root_cause is not None and ended.root_cause.ranks == (1,), ended.root_cause
-    assert statuses(ended)[1] is Status.STALLED
-    assert ended.ranks[0].waiting_on == (1,)
+    assert statuses(ended) == {0: Status.KILLED, 1: Status.STALLED}  # msrun stops rank 0
 
 
 def test_a_view_opened_once_both_are_quiet_names_the_rank_its_peer_saw_go(

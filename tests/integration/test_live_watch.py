@@ -425,6 +425,10 @@ def test_a_rank_still_writing_after_another_failed_is_not_killed(
 ) -> None:
     log_dir = tmp_path / "msrun_log"
     shutil.copytree(FIXTURES / "cpu_dp2_exception_rank1" / "msrun_log", log_dir)
+    scheduler = log_dir / "scheduler.log"
+    said = lines(scheduler)
+    shutdown = next(i for i, line in enumerate(said) if b"abnormal compute graph" in line)
+    scheduler.write_bytes(b"".join(said[:shutdown]))  # the scheduler has not given up yet
     clock = StillClock()
     worker_0 = log_dir / "worker_0.log"
     os.utime(worker_0, (clock.now - 60, clock.now - 60))
@@ -432,7 +436,7 @@ def test_a_rank_still_writing_after_another_failed_is_not_killed(
     quiet = live.tick()
     rank_0 = next(r for r in quiet.report.ranks if r.rank == 0)
     # live, a quiet rank after another failed is waiting (on the root cause's rank) until msrun
-    # says it kills the workers; it was never "killed" on a guess
+    # says it kills the workers or the scheduler gives up; it was never "killed" on a guess
     assert rank_0.status.value == "waiting" and rank_0.waiting_on == (1,)
     assert "waiting on rank 1" in rank_0.status_reason
 
@@ -440,11 +444,18 @@ def test_a_rank_still_writing_after_another_failed_is_not_killed(
     with worker_0.open("ab") as fh:
         fh.write(lines(HEALTHY / "worker_0.log")[29])  # it logs on: msrun has not stopped it
     os.utime(worker_0, (clock.now, clock.now))
+    with scheduler.open("ab") as fh:
+        fh.write(b"".join(said[shutdown:]))  # the scheduler gives up on the job
     writing = live.tick()
-    live.close()
     rank_0 = next(r for r in writing.report.ranks if r.rank == 0)
-    assert rank_0.status.value == "training"
+    assert rank_0.status.value == "training"  # still writing: not stopped yet
     assert writing.report.root_cause is not None and writing.report.root_cause.ranks == (1,)
+
+    clock.now += 11.0  # quiet since: msrun stopped it
+    stopped = live.tick()
+    live.close()
+    rank_0 = next(r for r in stopped.report.ranks if r.rank == 0)
+    assert rank_0.status.value == "killed"
 
 
 def test_a_file_that_was_empty_is_followed_once_it_is_a_log(

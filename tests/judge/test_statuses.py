@@ -161,6 +161,18 @@ def test_live_a_quiet_rank_waits_until_msrun_says_it_kills_the_workers() -> None
     assert rank_status(r, [], live_run, run_failed=True, live=False)[0] is Status.KILLED
 
 
+def test_live_a_quiet_rank_waits_until_the_scheduler_gives_up_on_the_job() -> None:
+    """Without msrun's console (seldom inside --log_dir), the scheduler's shutdown with
+    abnormal nodes says the job is over: it exits, and msrun stops every worker left."""
+    r = rank(0)
+    live_run = run(r)
+    over = type(live_run)(**{**live_run.__dict__, "scheduler_gave_up_time": 5.0})
+    status, reason = rank_status(r, [], over, run_failed=True, live=True)
+    assert status is Status.KILLED and reason == "its log stops after another rank failed"
+    writing = rank_status(r, [], over, run_failed=True, writing=True, live=True)
+    assert writing[0] is Status.STARTING  # still writing (in its phase): not stopped yet
+
+
 def test_a_rank_that_hung_before_msrun_stopped_it_hung_first() -> None:
     """fixtures/cpu_rank1_never_registers: rank 1 hung before init(), then msrun killed it;
     the headline read `rank 1 was killed first: stalled` (its status was `killed`)."""

@@ -40,6 +40,8 @@ def every_time_set() -> FileFacts:
         registrations=(Registration("0", 0, "h", 1, 0, "ip", T),),
         worker_exits=(WorkerExit(1, 1, 1, T),),
         kill_all_time=T,
+        scheduler_gave_up_time=T,
+        terminate_all_time=T,
         handshake=Handshake(T, T),
     )
 

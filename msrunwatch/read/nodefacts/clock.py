@@ -156,6 +156,8 @@ def shifted(f: FileFacts, delta: float) -> FileFacts:
         timed_out_nodes=tuple((node, t(when)) for node, when in f.timed_out_nodes),
         worker_exits=tuple(replace(e, time=t(e.time)) for e in f.worker_exits),
         kill_all_time=t(f.kill_all_time),
+        scheduler_gave_up_time=t(f.scheduler_gave_up_time),
+        terminate_all_time=t(f.terminate_all_time),
         handshake=None
         if f.handshake is None
         else replace(f.handshake, connect=t(f.handshake.connect), done=t(f.handshake.done)),

@@ -138,6 +138,8 @@ def file_facts(d: dict[str, Any], host: str | None) -> FileFacts:
         worker_exits=tuple(_exit(e) for e in d.get("worker_exits", ())),
         kill_all_time=_float(d.get("kill_all_time")),
         all_workers_ok=d.get("all_workers_ok", False),
+        scheduler_gave_up_time=_float(d.get("scheduler_gave_up_time")),
+        terminate_all_time=_float(d.get("terminate_all_time")),
         error=d.get("error"),
         encodings=tuple((name, int(count)) for name, count in d.get("encodings", ())),
         warnings=tuple(d.get("warnings", ())),
