@@ -118,13 +118,16 @@ NO_EVIDENCE = LineEvidence({}, (), frozenset())
 
 
 def _pace(rank: RankFacts) -> float | None:
-    """Seconds per step: the rank's cadence, else its dated lines' span over its steps (the
-    prints carry no time; startup counts in, so it errs long: towards naming together)."""
+    """Seconds per step: the rank's cadence, else the step time it logs (TimeMonitor), else
+    its dated lines' span over its steps (the prints carry no time; startup counts in, so it
+    errs long: towards naming together)."""
     p = rank.progress
     if p is None:
         return None
     if p.cadence_s:
         return p.cadence_s
+    if p.step_time_ms:
+        return p.step_time_ms / 1000
     first, last = rank.first_time, rank.last_time
     if p.step < 1 or first is None or last is None or last <= first:
         return None

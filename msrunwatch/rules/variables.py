@@ -177,7 +177,8 @@ class RunFigures:
         "quiet first (live view): the larger of 5 s (a print's flush, a file system's mtime "
         "granularity) and two of the run's steps (ranks in lock step stop in one collective, "
         "the waiting one writing at most the rest of its step after the hung one stopped). "
-        "A step is the median cadence, else a log's span over its steps",
+        "A step is the median over the ranks of each one's cadence, else the step time it "
+        "logs, else its dated lines' span over its steps",
         5.0,
     )
     silent_first_ranks: list[int] = var(

@@ -74,3 +74,26 @@ def test_without_peer_lines_ranks_within_the_gap_are_named_together() -> None:
     for s, silence in zip(states, (130.0, 126.0, 124.0, 131.0)):
         s.silence_s, s.step = silence, 3
     assert _silent_first(states, CTX, quiet) == [0, 1, 3]
+
+
+def _paced(progress: Progress, first: float = 1000.0, last: float = 1000.0) -> Quiet:
+    facts = FileFacts(
+        path="worker_0.log",
+        log_dir="logs",
+        role=FileRole.WORKER,
+        lines=10,
+        progress=progress,
+        first_time=first,
+        last_time=last,
+    )
+    return Quiet.of(RunFacts(log_dirs=("logs",), ranks=(RankFacts(0, (facts,)),)), CTX, NO_EVIDENCE)
+
+
+def test_the_gap_is_two_steps_or_five_seconds() -> None:
+    """quiet_gap_s: the step from the cadence, else the logged step time, else the dated
+    span over the steps; never under 5 s."""
+    assert _paced(Progress(step=3, cadence_s=10.0, step_time_ms=8000.0)).gap_s == 20.0
+    assert _paced(Progress(step=3, step_time_ms=8000.0)).gap_s == 16.0
+    assert _paced(Progress(step=3), first=1000.0, last=1030.0).gap_s == 20.0
+    assert _paced(Progress(step=3, cadence_s=0.5)).gap_s == 5.0
+    assert _paced(Progress(step=3)).gap_s == 5.0  # no pace known: the floor
