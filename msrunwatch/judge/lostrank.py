@@ -51,7 +51,7 @@ def lost_ranks(
         if (cause.log_dir, cause.file) == (f.log_dir, f.path) and cause.line:  # a pasted log
             lost[n] = FirstError(cause.category, cause.rule, f.path, cause.line, cause.time)
         else:
-            lost[n] = FirstError(cause.category, cause.rule, f.path, f.lines, rank.last_time)
+            lost[n] = FirstError(cause.category, cause.rule, f.path, f.lines, rank.last_time, True)
     return lost
 
 

@@ -138,6 +138,9 @@ class FirstError:
     file: str
     line: int
     time: float | None
+    at_end: bool = False
+    """The line is where the rank's log stops, not an error: a rank lost with no fault of
+    its own (judge.lostrank) is pointed at its last line, where to start reading."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from msrunwatch.core.sanitize import terminal
-from msrunwatch.judge.model import RankReport, Report, Status
+from msrunwatch.judge.model import FirstError, RankReport, Report, Status
 from msrunwatch.report import fmt
 from msrunwatch.rules.template import rank_name
 
@@ -213,30 +213,53 @@ def phase(r: RankReport) -> str:
 
 
 def first_error(r: RankReport) -> str:
-    """`oom worker_3.log:24`: the category and where, the file relative to its log directory."""
+    """`oom worker_3.log:24`: the category and where, the file relative to its log directory;
+    a rank lost with no fault of its own, `node-timeout, last line worker_1.log:83`: no error
+    is at that line, its log stops there (the trial's A1 read it as an error location)."""
     e = r.first_error
-    return "" if e is None else f"{e.category} {e.file}:{e.line}"
+    return "" if e is None else f"{what_first(e)} {e.file}:{e.line}"
+
+
+def what_first(e: FirstError) -> str:
+    """The category of a first error, and `last line` when its line is only where the log
+    stops."""
+    return f"{e.category}, last line" if e.at_end else e.category
 
 
 def first_error_within(r: RankReport, width: int) -> str:
     """first_error in `width` cells: the directories between the first one (a node's) and
-    the file's own name give way first (`oom node1/…/worker_3.log:24`), so the file and
-    its line number stay whole (the trial's N15 read `worker_2.log:11` for line 118)."""
+    the file's own name give way first (`oom node1/…/worker_3.log:24`), then a lost rank's
+    `, last line` (its detail says it), so the file and its line number stay whole (the
+    trial's N15 read `worker_2.log:11` for line 118)."""
     text = first_error(r)
-    if len(text) <= width or r.first_error is None:
+    e = r.first_error
+    if len(text) <= width or e is None:
         return text
-    parts = f"{r.first_error.file}:{r.first_error.line}".split("/")
+    for what in dict.fromkeys((what_first(e), e.category)):
+        fits = _dirs_cut(what, e, width)
+        if fits is not None:
+            return fits
+    return middle_cut(f"{e.category} {e.file}:{e.line}", width)
+
+
+def _dirs_cut(what: str, e: FirstError, width: int) -> str | None:
+    """`what FILE:LINE` in `width`, whole or with as many of the directories nearest the
+    file as fit (`oom node1/…/msrun_log/worker_3.log:24`); None when even the fewest do not."""
+    whole = f"{what} {e.file}:{e.line}"
+    if len(whole) <= width:
+        return whole
+    parts = f"{e.file}:{e.line}".split("/")
     if len(parts) < 3:
-        return middle_cut(text, width)
+        return None
     head, *middle, name = parts
-    kept: list[str] = []
+    best, kept = None, [name]
     while middle:
-        shorter = f"{r.first_error.category} {head}/…/{'/'.join([*kept, name])}"
+        shorter = f"{what} {head}/…/{'/'.join(kept)}"
         if len(shorter) > width:
             break
-        text = shorter
+        best = shorter
         kept.insert(0, middle.pop())
-    return text if len(text) <= width else middle_cut(text, width)
+    return best
 
 
 def memory_limit(r: RankReport) -> int | None:

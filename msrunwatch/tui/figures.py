@@ -21,7 +21,7 @@ def figures(r: RankReport) -> Content:
         ("progress", _progress(r)),
         ("compile", _compile(r)),
         ("memory", _memory(r)),
-        ("first error", cells.first_error(r) or "-"),
+        ("first error", _first_error(r)),
     ]
     return Content("\n").join(
         Content.assemble((f"{label:<12}", "$text-muted"), value) for label, value in rows
@@ -47,6 +47,18 @@ def _log(r: RankReport) -> str:
     """Its times first, whole at 80 columns; the path, also over the log below, last."""
     times = f"{clock(r.first_time)}-{clock(r.last_time)}"
     return f"{times}  {fmt.count(r.lines, 'line')}  {r.file or '-'}"
+
+
+def _first_error(r: RankReport) -> str:
+    """The line first, whole at 80 columns (the trial's N10 read `oom msrun_log/worker_3.lo…`):
+    `oom at line 24` in the rank's own log, the one shown below, else `at line 24 of FILE`;
+    a rank lost with no fault of its own, `node-timeout, last line 83`: its log stops there,
+    no error is at that line (A1)."""
+    e = r.first_error
+    if e is None:
+        return "-"
+    where = f"line {e.line}" + ("" if e.file == r.file else f" of {cells.printable(e.file)}")
+    return f"{e.category}, last {where}" if e.at_end else f"{e.category} at {where}"
 
 
 def _progress(r: RankReport) -> str:

@@ -3,6 +3,7 @@ newest first."""
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Iterable
 from typing import ClassVar
@@ -29,6 +30,8 @@ findings, and the first error must be one of them (a newer warning does not push
 down)."""
 INDENT = 4
 """The message line's indent under its finding."""
+WHY_LINES = 4
+"""Lines the root cause's `why:` may take (wrapped; a longer one is cut at its end)."""
 UNDONE = ("undone by later lines", "undone")
 """A finding the verdict dropped as more was read (a rank looked silent half-way through
 catching up; its log, read on, says it was not): its line's mark, and the title's word."""
@@ -106,6 +109,8 @@ class FindingsPanel(VerticalScroll, can_focus=True):
         """Batch of the last verdict before logs were truncated or replaced (0: never)."""
         self.chosen = 0
         """The finding under the cursor, by its place in `ordered()`."""
+        self._starts: list[tuple[int, int]] = []
+        """Each entry's first line and height, as last drawn (the root cause's is taller)."""
 
     def compose(self) -> Iterable[Static]:
         yield Static(Content.styled("no findings yet", "$text-muted"), id="findings-body")
@@ -171,7 +176,9 @@ class FindingsPanel(VerticalScroll, can_focus=True):
             return
         self.chosen = max(0, min(self.chosen + delta, count - 1))
         self._redraw()
-        self.scroll_to_region(Region(0, 2 * self.chosen, 1, 2), animate=False)
+        if self.chosen < len(self._starts):
+            top, height = self._starts[self.chosen]
+            self.scroll_to_region(Region(0, top, 1, height), animate=False)
 
     def action_evidence(self) -> None:
         entries = self.ordered()
@@ -198,15 +205,19 @@ class FindingsPanel(VerticalScroll, can_focus=True):
         counts = Counter(g[1] for g in gone if g is not None)
         said = "".join(f", {n} {word}" for word, n in sorted(counts.items()))
         self.border_title = f"Findings ({len(live)}, {fmt.count(errors, 'error')}{said})"
-        lines = [self._lines(f, g) for (_, _, f), g in zip_strict(entries, gone)]
+        first = next((f for f in live if f.role == "root-cause"), None)
+        lines = [self._lines(f, g, f is first) for (_, _, f), g in zip_strict(entries, gone)]
+        heights = [len(entry.plain.split("\n")) for entry in lines]
+        self._starts = [(sum(heights[:n]), h) for n, h in enumerate(heights)]
         if self.has_focus and lines:
             at = min(self.chosen, len(lines) - 1)
             lines[at] = lines[at].stylize("reverse")
         self.query_one("#findings-body", Static).update(Content("\n").join(lines))
 
-    def _lines(self, f: Finding, gone: tuple[str, str] | None) -> Content:
-        """Two lines: severity, rule, ranks and where; the message. A finding the verdict
-        dropped is dimmed and says why in plain words (UNDONE, EARLIER)."""
+    def _lines(self, f: Finding, gone: tuple[str, str] | None, why: bool = False) -> Content:
+        """Two lines: severity, rule, ranks and where; the message; then, on the first root
+        cause (`why`), why it is the root cause (`_why`). A finding the verdict dropped is
+        dimmed and says why in plain words (UNDONE, EARLIER)."""
         root = f.role == "root-cause" and not gone
         severity = f"{f.severity.value:<8}"
         if gone:
@@ -229,4 +240,18 @@ class FindingsPanel(VerticalScroll, can_focus=True):
         if width > 0:  # one cut that keeps the end (an OOM's size), not an ellipsis there
             said = cells.middle_cut(said, width)
         body = Content.styled(" " * INDENT + said, style)
-        return Content("\n").join([head, body])
+        said_why = self._why(width) if root and why else []
+        return Content("\n").join([head, body, *said_why])
+
+    def _why(self, width: int) -> list[Content]:
+        """The root cause's `why:` as triage prints it, wrapped under its entry: what decided
+        it, such as why the rank the scheduler named first is not the one blamed (the
+        trial's A1: `rank 1 failed first` above `the scheduler saw worker 0 go first`, and
+        only triage said why)."""
+        c = self.root_cause
+        if c is None or not c.reason or width < 20:
+            return []
+        lines = textwrap.wrap("why: " + cells.printable(c.reason), width)
+        if len(lines) > WHY_LINES:
+            lines = [*lines[: WHY_LINES - 1], lines[WHY_LINES - 1][: width - 1] + "…"]
+        return [Content.styled(" " * INDENT + line, "$text-muted") for line in lines]
