@@ -169,7 +169,7 @@ class MsrunwatchApp(App[int]):
         for warning in warnings:
             if warning not in self._warned:
                 self._warned.add(warning)
-                self.notify(cells.printable(warning), severity="warning", timeout=30)
+                self.notify(cells.printable(warning), severity="warning", timeout=30, markup=False)
 
     def apply(self, update: Update) -> None:
         """Show a snapshot everywhere at once; once the run ended, silences are measured on

@@ -97,14 +97,14 @@ async def test_a_failing_hook_is_a_notification_then_a_line_on_stderr(
     live = LiveRun([str(oom_copy)], load_rules(), stall_after_s=10 * HANG_S)
     target, feed, outputs = view(live, 0.05, outputs=options)
     assert outputs is not None
-    shown: list[str] = []
+    shown: list[tuple[str, object]] = []
     said = (
         "msrunwatch: warning: --on-finding for oom-memory-not-enough: exit code 3: no [b]route[/b]"
     )
     try:
         async with target.run_test(size=(120, 40)) as pilot:
-            target.notify = lambda message, **_: shown.append(message)  # type: ignore[method-assign]
-            await until(lambda: said in shown)
+            target.notify = lambda message, **kw: shown.append((message, kw["markup"]))  # type: ignore[method-assign]
+            await until(lambda: (said, False) in shown)  # as written: `[b]` is no markup
             await pilot.press("q")
         feed.stop()
         assert feed.join(HANG_S)

@@ -736,3 +736,16 @@ async def test_counts_of_one_are_singular() -> None:
         await pilot.pause()
         assert str(target.findings.border_title) == "Findings (1, 1 error)"
         assert "1/1 rank ·" in str(target.filter_bar.query_one("#view-summary").render())
+
+
+async def test_a_warning_is_shown_as_written_not_as_markup() -> None:
+    """A warning names files and log text: `worker_[b]1[/b].log` is shown as it is, not as
+    a bold `1` (Textual reads notifications as markup unless told not to)."""
+    warning = "cannot read msrun_log/worker_[b]1[/b].log: Permission denied"
+    report = dataclasses.replace(synthetic(2), warnings=(warning,))
+    target = app()
+    async with target.run_test(size=SIZE) as pilot:
+        post(target, snapshot(report))
+        await pilot.pause()
+        shown = [(n.message, n.markup) for n in target._notifications]
+    assert shown == [(warning, False)]
