@@ -218,3 +218,16 @@ def judged(live: LiveRun, clock: Clock, when: float) -> Report:
 
 def statuses(report: Report) -> dict[int, Status]:
     return {r.rank: r.status for r in report.ranks}
+
+
+SHUTDOWN = b"abnormal compute graph nodes"
+"""The scheduler's shutdown line that says the job is over (read.patterns.GAVE_UP)."""
+
+
+def before_shutdown(scheduler_log: Path) -> bytes:
+    """Cut a copied scheduler log before its shutdown (the job not yet over: a quiet rank is
+    `waiting`, not `killed`); returns what was cut, to append later."""
+    lines = scheduler_log.read_bytes().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if SHUTDOWN in line)
+    scheduler_log.write_bytes(b"".join(lines[:cut]))
+    return b"".join(lines[cut:])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -27,7 +28,7 @@ from msrunwatch.live.cluster.view import Options
 from msrunwatch.live.headless import Headless, HeadlessOptions
 from msrunwatch.live.snapshot import AGE_HEADER, Snapshots, node_info
 from msrunwatch.rules.model import Rule
-from tests.support import FIXTURES, HANG_S, ROOT
+from tests.support import FIXTURES, HANG_S, ROOT, before_shutdown
 
 TWO = FIXTURES / "cpu_2nodes_noderank_ok"
 HANG = FIXTURES / "cpu_dp4_hang_rank2_allreduce_timeout" / "msrun_log"
@@ -173,14 +174,27 @@ def test_a_run_quiet_for_hours_gets_the_verdict_triage_gives_its_facts(
 def test_a_run_quiet_for_less_than_the_threshold_is_still_judged_live(
     rules: list[Rule], tmp_path: Path
 ) -> None:
-    lost = FIXTURES / "cpu_2nodes_node1_killed"
+    """Rank 0 waits while the job may go on; once node 0's scheduler gave up on it (its
+    shutdown found the abnormal nodes), msrun stops it: `killed`, live too."""
+    lost = tmp_path / "logs"
+    shutil.copytree(FIXTURES / "cpu_2nodes_node1_killed", lost)
+    shutdown = before_shutdown(lost / "node0" / "msrun_log" / "scheduler.log")
+    assert central_status(lost, rules, tmp_path / "before")[0] is Status.WAITING
+    with (lost / "node0" / "msrun_log" / "scheduler.log").open("ab") as fh:
+        fh.write(shutdown)
+    assert central_status(lost, rules, tmp_path / "after")[0] is Status.KILLED
+
+
+def central_status(lost: Path, rules: list[Rule], facts: Path) -> dict[int, Status]:
+    """Each rank's status in the central view of both nodes' facts, quiet for 30 s."""
+    facts.mkdir()
     for host in ("node0", "node1"):
         body = snapshot(lost / host / "msrun_log", host, rules, quiet_s=30.0)
-        (tmp_path / f"{host}.facts.jsonl").write_bytes(body)
-    run = central([str(tmp_path)], rules)
+        (facts / f"{host}.facts.jsonl").write_bytes(body)
+    run = central([str(facts)], rules)
     report = run.tick().report
     run.close()
-    assert {r.rank: r.status for r in report.ranks}[0] is Status.WAITING
+    return {r.rank: r.status for r in report.ranks}
 
 
 def test_a_killed_watcher_is_blind_and_its_ranks_never_look_healthy(

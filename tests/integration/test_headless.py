@@ -27,7 +27,7 @@ from msrunwatch.live.headless import SCHEMA, Headless, HeadlessOptions
 from msrunwatch.live.run import SETTLED_S, LiveRun
 from msrunwatch.report import jsonout
 from msrunwatch.rules.model import Rule
-from tests.support import FIXTURES, HANG_S
+from tests.support import FIXTURES, HANG_S, before_shutdown
 
 FAILING = "cpu_dp2_oom_alloc_failed"
 HEALTHY = "cpu_dp2_success_glog2"
@@ -235,8 +235,10 @@ def test_live_run_status_changes_and_exit(tmp_path: Path, make_rig: Callable[...
 
 
 def test_restart_root_cause_change_and_spread(tmp_path: Path, make_rig: Callable[..., Rig]) -> None:
-    """msrun reuses the directory: worker_1.log truncated, then the same fault again."""
+    """msrun reuses the directory: worker_1.log truncated, then the same fault again. (The
+    scheduler's log is the first run's before its shutdown, which says the job is over.)"""
     log_dir = copy_run(tmp_path, FAILING)
+    before_shutdown(log_dir / "scheduler.log")
     rig = make_rig(log_dir)
     rig.step()
     rig.new_events()

@@ -30,7 +30,7 @@ from msrunwatch.live import observer
 from msrunwatch.live.headless import Headless, HeadlessOptions
 from msrunwatch.live.run import LiveRun
 from msrunwatch.rules.model import Rule
-from tests.support import FIXTURES, writer_stall
+from tests.support import FIXTURES, before_shutdown, writer_stall
 
 HEALTHY = FIXTURES / "cpu_dp2_success_glog2" / "msrun_log"
 FAILING = FIXTURES / "cpu_dp2_oom_alloc_failed" / "msrun_log"
@@ -426,9 +426,7 @@ def test_a_rank_still_writing_after_another_failed_is_not_killed(
     log_dir = tmp_path / "msrun_log"
     shutil.copytree(FIXTURES / "cpu_dp2_exception_rank1" / "msrun_log", log_dir)
     scheduler = log_dir / "scheduler.log"
-    said = lines(scheduler)
-    shutdown = next(i for i, line in enumerate(said) if b"abnormal compute graph" in line)
-    scheduler.write_bytes(b"".join(said[:shutdown]))  # the scheduler has not given up yet
+    shutdown = before_shutdown(scheduler)  # the scheduler has not given up yet
     clock = StillClock()
     worker_0 = log_dir / "worker_0.log"
     os.utime(worker_0, (clock.now - 60, clock.now - 60))
@@ -445,7 +443,7 @@ def test_a_rank_still_writing_after_another_failed_is_not_killed(
         fh.write(lines(HEALTHY / "worker_0.log")[29])  # it logs on: msrun has not stopped it
     os.utime(worker_0, (clock.now, clock.now))
     with scheduler.open("ab") as fh:
-        fh.write(b"".join(said[shutdown:]))  # the scheduler gives up on the job
+        fh.write(shutdown)  # the scheduler gives up on the job
     writing = live.tick()
     rank_0 = next(r for r in writing.report.ranks if r.rank == 0)
     assert rank_0.status.value == "training"  # still writing: not stopped yet
