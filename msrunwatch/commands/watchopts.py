@@ -12,6 +12,7 @@ def headless_options(args: argparse.Namespace, **more: Any) -> Any:
     """The HeadlessOptions the command line gives (`more`: what only some modes set)."""
     from msrunwatch.live.headless import HeadlessOptions
 
+    refuse_alone(args)
     return HeadlessOptions(
         events=args.events,
         metrics_port=args.metrics_port,
@@ -34,9 +35,18 @@ def outputs_asked(args: argparse.Namespace) -> list[str]:
     return [name for name, value in given if value is not None]
 
 
+def refuse_alone(args: argparse.Namespace) -> None:
+    """--on-every-finding changes what --on-finding runs for: alone it would do nothing."""
+    if args.on_every_finding and not args.on_finding:
+        raise UsageError(
+            "--on-every-finding says when --on-finding CMD runs: give --on-finding too"
+        )
+
+
 def view_options(args: argparse.Namespace, **more: Any) -> Any:
     """The outputs the live view drives as headless does (None when none is asked for);
     events to stdout cannot be: the view is there."""
+    refuse_alone(args)
     if not outputs_asked(args):
         return None
     if args.events == "-":
@@ -50,6 +60,7 @@ def view_options(args: argparse.Namespace, **more: Any) -> Any:
 def refuse_outputs(args: argparse.Namespace) -> None:
     """Without a terminal the run is not followed (triage's report is printed instead):
     an output asked for would never be written, so it is refused rather than ignored."""
+    refuse_alone(args)
     asked = outputs_asked(args)
     if asked:
         raise UsageError(

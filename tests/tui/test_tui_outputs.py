@@ -149,3 +149,14 @@ def test_the_view_refuses_a_port_in_use_before_taking_the_screen(
         assert main(["watch", str(oom_copy), "--metrics-port", str(port)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"msrunwatch: error: cannot serve metrics on 127.0.0.1:{port}")
+
+
+@pytest.mark.parametrize("mode", [["--headless"], []])
+def test_on_every_finding_alone_is_refused(
+    oom_copy: Path, capsys: pytest.CaptureFixture[str], mode: list[str]
+) -> None:
+    assert main(["watch", str(oom_copy), "--on-every-finding", *mode]) == 2
+    assert capsys.readouterr().err == (
+        "msrunwatch: error: --on-every-finding says when --on-finding CMD runs: "
+        "give --on-finding too\n"
+    )
