@@ -1070,6 +1070,22 @@ def test_mindformers_r0_6_lora_under_model_arch_pet_is_read(tmp_path: Path) -> N
     assert (config.get("pet_type"), config.get("lora_r")) == ("lora", 8)
 
 
+def test_an_array_appended_to_under_a_condition_keeps_its_elements(tmp_path: Path) -> None:
+    """Megatron-LM examples/mimo/scripts/run_qwen35_vlm_train.sh (3554868f08) appends the
+    master address to its torchrun arguments only on several nodes: the whole array was
+    unknown, torchrun's default of one process was taken, and TP 8 was the error
+    config-world-not-divisible ('1 cards'). The elements before the append stand either way."""
+    config = script(
+        tmp_path,
+        "#!/bin/bash\nGPUS_PER_NODE=${GPUS_PER_NODE:-8}\nNUM_NODES=${NNODES:-1}\n"
+        'DISTRIBUTED_ARGS=(\n    --nproc_per_node "$GPUS_PER_NODE"\n    --nnodes "$NUM_NODES"\n)\n'
+        'if [ "$NUM_NODES" -gt 1 ]; then\n    DISTRIBUTED_ARGS+=(--master_addr localhost)\nfi\n'
+        'torchrun "${DISTRIBUTED_ARGS[@]}" pretrain_gpt.py --tensor-model-parallel-size 8 '
+        "--num-layers 8 --hidden-size 1024 --num-attention-heads 16\n",
+    )
+    assert (config.get("local_worker_num"), config.get("nnodes"), config.get("world")) == (8, 1, 8)
+
+
 def test_a_crlf_script_that_starts_no_job_still_gives_the_crlf_finding(tmp_path: Path) -> None:
     """bash fails on the line endings whatever the script runs."""
     config = script(tmp_path, "#!/bin/bash\r\npython convert_ckpt.py --num-layers 2\r\n")

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from msrunwatch.read.config.shellexpand import Env, Expander, Field, Lookup, Var
+from msrunwatch.read.config.shellfield import Span
 from msrunwatch.read.config.shellvars import new_array, new_var
 from msrunwatch.read.config.shellwords import ASSIGNMENT, NAME, ArrayLit, Command, Lit, Word
 
@@ -175,7 +176,12 @@ class Walker:
         reason = f"{name} is assigned {why}: its value depends on the run" if why else None
         if any(isinstance(p, ArrayLit) for p in word.parts[1:]):
             items = self.expander.elements([*parts, *word.parts[1:]], first.line, col)
-            if append and old is not None:
+            if append and old is not None and old.reason is None and reason is not None:
+                # appended under a condition: the elements before stand either way, and what
+                # is appended is one word not known (`if multi-node; then ARGS+=(...); fi`)
+                unknown = Field((Span("", first.line, col, reason),))
+                items, reason = [*old.elements(), unknown], None
+            elif append and old is not None:
                 items = [*old.elements(), *items] if old.reason is None else []
                 reason = reason or old.reason
             keep = old.exported if old is not None else False
