@@ -255,13 +255,18 @@ RANKS_VERB = {
     Status.UNKNOWN: "left no log",
 }
 """What the root cause's ranks did when they all have one status."""
+CATEGORY_VERB = {"early-exit": "ended before the others"}
+"""What the root cause's ranks did, when the category says it better than their status:
+a rank that left early is `finished` in the table, and `finished, with: early-exit` read
+as if it had finished its work."""
 DOWN = frozenset({Status.FAILED, Status.KILLED, Status.TIMED_OUT, Status.STALLED, Status.STOPPED})
 
 
 def cause_verb(report: Report) -> str:
     """What the root-cause ranks did, in the words of their status, so the headline never
     says `failed` above a count with no failed rank: `was killed first`, `hung first`,
-    `timed out`, `finished, with` (a normal end, yet the fault: early-exit, over budget),
+    `timed out`, `finished, with` (a normal end, yet the fault: over budget), or what the
+    category says they did (`ended before the others`: CATEGORY_VERB),
     `left no log` (the job expected them; what they did is not in these logs); ranks of
     several such statuses `went down`; a rank still at work `showed first` the fault."""
     c = report.root_cause
@@ -269,6 +274,8 @@ def cause_verb(report: Report) -> str:
     named = {r.status for r in report.ranks if r.rank in ranks}
     if not ranks:
         return "failed"  # the job: the scheduler's or msrun's fault about the job itself
+    if c is not None and c.category in CATEGORY_VERB:
+        return CATEGORY_VERB[c.category]
     if len(named) == 1:
         (status,) = named
         verbs = ONE_RANK_VERB if len(ranks) == 1 else RANKS_VERB

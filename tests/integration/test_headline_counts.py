@@ -25,6 +25,10 @@ HEADLINES = {
         "the scheduler waited for rank(s) 2-3 until the cluster timed out",
     ),
     "cpu_dp2_oom_alloc_failed": ("rank 1 failed first: oom (2 failed)", "logged about itself"),
+    "cpu_early_exit_rank1_sysexit0": (  # trial A5: `rank 1 finished, with: early-exit`
+        "rank 1 ended before the others: early-exit (1 timed-out, 1 finished)",
+        "ended normally while the others still needed it",
+    ),
 }
 
 
