@@ -57,10 +57,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     with stdin.spooled(args.targets) as targets:
         report = stdin.relabel(check_targets(targets, rules, launch), targets)
-        loaded, rules = len(rules), applied(rules, targets)
-    if len(rules) != loaded:
-        verbose(args, f"rules: {len(rules)} applied (no config among the targets: the "
-                f"{loaded - len(rules)} config rules apply to configs)")  # fmt: skip
+        rules, why = applied(rules, targets)
+    verbose(args, f"rules: {len(rules)} applied ({why})")
     out = render(report, rules, args.format)
     if args.format == "text" and args.output in (None, "-") and use_color(args.color, sys.stdout):
         out = colour_lines(out)
@@ -74,16 +72,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     return ExitCode.FINDINGS if _fails(report, settings.fail_on) else ExitCode.OK
 
 
-def applied(rules: Sequence[Rule], targets: Sequence[str]) -> list[Rule]:
+def applied(rules: Sequence[Rule], targets: Sequence[str]) -> tuple[list[Rule], str]:
     """The rules the check applied, as its reports count and list them (JUnit's testcases,
-    the summary's rule count): the config rules only when a config was checked (the trial
-    found 78 config rules as green JUnit tests of a job that checked only logs)."""
+    the summary's rule count), and why: the config rules only when a config was checked
+    (the trial found 78 config rules as green JUnit tests of a job that checked only logs),
+    the log rules only when a log was (`check CONFIG` said `252 rules` of 85 config ones)."""
     from msrunwatch.drivers.check import is_config, is_config_dir
     from msrunwatch.rules.model import Scope
 
-    if any(is_config(t) or is_config_dir(t) for t in targets):
-        return list(rules)
-    return [r for r in rules if r.scope is not Scope.CONFIG]
+    configs = sum(1 for t in targets if is_config(t) or is_config_dir(t))
+    config_rules = [r for r in rules if r.scope is Scope.CONFIG]
+    log_rules = [r for r in rules if r.scope is not Scope.CONFIG]
+    if not configs:
+        why = f"no config among the targets: the {len(config_rules)} config rules apply to configs"
+        return log_rules, why
+    if configs == len(targets):
+        why = f"no log among the targets: the {len(log_rules)} log rules apply to logs"
+        return config_rules, why
+    return list(rules), f"{len(log_rules)} log rules, {len(config_rules)} config rules"
 
 
 def colour_lines(text: str) -> str:

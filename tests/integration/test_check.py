@@ -156,3 +156,25 @@ def test_check_and_rules_check_do_not_import_textual() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_config_alone_counts_and_names_the_config_rules_it_applied(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Trial A7: `check CONFIG --devices 8` ended `(252 rules, outcome ok)` where only the
+    config rules can apply, and -v had no `applied` line for a config."""
+    from msrunwatch.rules.loader import load_rules
+    from msrunwatch.rules.model import Scope
+
+    rules = load_rules()
+    configs = sum(1 for r in rules if r.scope is Scope.CONFIG)
+    config = str(FIXTURES / "configs/mf_qwen25_7b_finetune_8k.yaml")
+    assert main(["check", config, "--devices", "8", "-v"]) == 0
+    out, err = capsys.readouterr()
+    assert out.rstrip().endswith(f"({configs} rules, outcome ok)"), out
+    logs = len(rules) - configs
+    assert f"rules: {configs} applied (no log among the targets: the {logs} log rules" in err
+    assert main(["check", config, str(FIXTURES / "cpu_dp2_oom_alloc_failed"), "-v"]) == 1
+    out, err = capsys.readouterr()
+    assert f"({len(rules)} rules, outcome failed" in out
+    assert f"rules: {len(rules)} applied ({logs} log rules, {configs} config rules)" in err
