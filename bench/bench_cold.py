@@ -151,7 +151,9 @@ def footprint(command: Command, python: str, env: dict[str, str]) -> Footprint:
 
 
 def rounds(cmds: list[Command], repeat: int, env: dict[str, str]) -> dict[str, list[Any]]:
-    """Every command once per round, the order rotating round to round."""
+    """Every command once per round, the order rotating round to round. Their stderr is
+    not shown (the note that msrun's console beside the logs is not read came once per
+    run, in the middle of the table); their exit code is."""
     runs: dict[str, list[Any]] = {c.name: [] for c in cmds}
     saved = dict(os.environ)
     try:
@@ -160,7 +162,7 @@ def rounds(cmds: list[Command], repeat: int, env: dict[str, str]) -> dict[str, l
             for command in order:
                 os.environ.clear()
                 os.environ.update({**env, **command.env})
-                runs[command.name].append(measure(command.argv))
+                runs[command.name].append(measure(command.argv, stderr=subprocess.DEVNULL))
     finally:
         os.environ.clear()
         os.environ.update(saved)

@@ -174,14 +174,16 @@ def measure(
     cmd: Sequence[str],
     stdout: int = subprocess.DEVNULL,
     drain: Sequence[str] | None = None,
+    stderr: int | None = None,
 ) -> Run:
     """Run cmd (optionally piped into drain) and measure it; waits with wait4 for rusage.
 
     CPU and RSS are cmd's process tree only; the wall time ends when the drain has finished
-    too. A drain's stdout, if it is a number (`wc -l`), becomes Run.matches.
+    too. A drain's stdout, if it is a number (`wc -l`), becomes Run.matches. stderr: where
+    cmd's goes (None: the bench's own).
     """
     began = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE if drain else stdout)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE if drain else stdout, stderr=stderr)
     sink = None
     if drain:
         sink = subprocess.Popen(drain, stdin=proc.stdout, stdout=subprocess.PIPE)

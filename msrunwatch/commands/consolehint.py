@@ -43,14 +43,16 @@ def hint(console: Path) -> str:
     )
 
 
-def say_beside(args: argparse.Namespace, targets: Sequence[str]) -> None:
-    """Before following a run live (its consoles are not known yet): the console beside the
-    directories given, when none was given with --console (once, unless -q)."""
+def say_beside(args: argparse.Namespace, targets: Sequence[str]) -> bool:
+    """Before following a run live (its consoles are not known yet), and in `say`: the
+    console beside the directories given, when none was given with --console (once,
+    unless -q). Whether there was one."""
     if getattr(args, "console", None):
-        return
+        return False
     found = console_beside(targets)
     if found is not None:
         note(args, hint(found))
+    return found is not None
 
 
 def say(args: argparse.Namespace, targets: Sequence[str], read: Sequence[str]) -> None:
@@ -58,9 +60,5 @@ def say(args: argparse.Namespace, targets: Sequence[str], read: Sequence[str]) -
     was not (once, unless -q), or that none was (-v)."""
     if read or getattr(args, "console", None):
         verbose(args, f"console: {', '.join(read or args.console)} read")
-        return
-    found = console_beside(targets)
-    if found is not None:
-        note(args, hint(found))
-        return
-    verbose(args, "console: none read (none given with --console, none among the logs)")
+    elif not say_beside(args, targets):
+        verbose(args, "console: none read (none given with --console, none among the logs)")
