@@ -132,7 +132,8 @@ def _verdict(report: Report, style: fmt.Style) -> list[str]:
         out.append(f"  memory: {room}")
     span = fmt.time_span(report)
     if span:
-        out.append(f"  log times: {span}; {report.files} files, {fmt.size(report.bytes)} read")
+        read = f"{fmt.count(report.files, 'file')}, {fmt.size(report.bytes)} read"
+        out.append(f"  log times: {span}; {read}")
     if report.nodes:
         out.append(safe(f"  nodes: {fmt.nodes(report)}"))
     return out

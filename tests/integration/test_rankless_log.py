@@ -34,6 +34,17 @@ def test_a_log_on_standard_input_is_the_log_not_rank_minus_one() -> None:
     assert not RANK_MINUS.search(out), out
 
 
+def test_one_error_line_on_standard_input_is_one_finding_in_one_file() -> None:
+    """Trial A2: the line the log ends in was two findings (`log-ends-in-fault` and
+    `error-line`, both at <stdin>:1) read from `1 files`."""
+    code, out, _ = run("triage", "-", stdin=BOOM)
+    assert code == 1
+    assert "FINDINGS (1)" in out, out
+    assert "log-ends-in-fault  [root-cause]  the log" in out
+    assert "error-line" not in out, out
+    assert re.search(r"log times: .*; 1 file, \d+ B read$", out, re.M), out
+
+
 def test_its_json_keeps_the_rank_field_negative_with_the_file_that_names_it() -> None:
     code, out, _ = run("triage", "-", "--format", "json", stdin=BOOM)
     report = json.loads(out)
