@@ -98,6 +98,11 @@ FAILED = {
         None,
         "stage 7 is estimated to peak at",
     ),
+    "mlm_text_generation_server_345m_slash.sh": (
+        "config-stray-args",
+        22,
+        "arguments no flag takes: /",
+    ),
 }
 MISSED = {
     # failed upstream, not an error here: what msrunwatch says instead (None: nothing)
@@ -171,6 +176,7 @@ RAN = [
     "ms_kimi2_18b_expert_width.sh",
     "mf_qwen3_30b_a3b_pretrain_fixed.yaml",
     "ms_hunyuan_large_389b_tune_swap_optimizer.sh",
+    "mlm_text_generation_server_345m_fixed.sh",
 ]
 
 
