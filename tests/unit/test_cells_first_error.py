@@ -8,11 +8,14 @@ from typing import Any
 
 import pytest
 
+from msrunwatch.judge.model import FirstError
 from msrunwatch.tui.cells import first_error_within
 
 
-def rank(file: str, line: int, category: str = "node-timeout") -> Any:
-    return SimpleNamespace(first_error=SimpleNamespace(category=category, file=file, line=line))
+def rank(file: str, line: int, category: str = "node-timeout", at_end: bool = False) -> Any:
+    """A rank report as the cell reads it: the real FirstError (a stand-in missed a field)."""
+    error = FirstError(category, "rule-id", file, line, None, at_end=at_end)
+    return SimpleNamespace(first_error=error)
 
 
 @pytest.mark.parametrize(
@@ -39,3 +42,12 @@ def test_a_file_without_directories_is_cut_in_the_middle() -> None:
 
 def test_no_first_error_is_empty() -> None:
     assert first_error_within(SimpleNamespace(first_error=None), 10) == ""
+
+
+def test_a_lost_ranks_last_line_gives_way_before_its_file_and_line() -> None:
+    """A rank lost with no fault of its own reads `, last line` (trial A1): the middle
+    directories give way first, then that, before the file's name or its line number."""
+    r = rank("node1/msrun_log/worker_1.log", 83, at_end=True)
+    assert first_error_within(r, 60) == "node-timeout, last line node1/msrun_log/worker_1.log:83"
+    assert first_error_within(r, 48) == "node-timeout, last line node1/…/worker_1.log:83"
+    assert first_error_within(r, 42) == "node-timeout node1/…/worker_1.log:83"
