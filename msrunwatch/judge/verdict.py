@@ -215,8 +215,11 @@ def _named(
     """Ranks this verdict names, with the status that follows and why: the peer the others
     waited on (or received a bad chunk from) by its rule's `peer.effect`, the ranks a run
     rule with an effect names, and (live) the ranks named hung before whose progress has not
-    moved since."""
-    named = {n: (Status.STALLED, why) for n, why in still_hung(run, ctx.hung).items()}
+    moved since: none once msrun has terminated every worker, the run is over and every rank
+    it stopped is `stopped`, as triage says: the view held them `stalled` and never ended,
+    when the user pressed Ctrl+C because it had named the hang (the re-trial's F4')."""
+    held = {} if run.terminate_all_time is not None else still_hung(run, ctx.hung)
+    named = {n: (Status.STALLED, why) for n, why in held.items()}
     for syn in extra:
         if syn.rule.effect in RANK_EFFECTS:
             named.update(dict.fromkeys(syn.ranks, (RANK_EFFECTS[syn.rule.effect], syn.message)))

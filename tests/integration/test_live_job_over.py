@@ -99,6 +99,33 @@ def test_msrun_stopped_with_ctrl_c_ends_every_rank_live_at_once(
         stopped_every_worker(ended.report)
 
 
+def test_ctrl_c_after_the_view_named_the_hang_still_ends_every_rank(
+    tmp_path: Path, rules: list[Rule]
+) -> None:
+    """The re-trial's F4': the order it happens in: the view names the hang (here after
+    --stall-after 20 s of the 90 s of silence), the user sees it and stops msrun with
+    Ctrl+C. The ranks the view held as hung read `stalled` for good under a `job-stopped`
+    header, and the view never ended, where triage said `job-stopped (2 stopped)`. Once
+    msrun has terminated every worker, no rank is held as hung: the run ends, as triage
+    says (the hang shows among the findings undone by later lines)."""
+    source = flat_run(tmp_path / "source")
+    with watching(source, tmp_path / "run", rules, 20.0) as (written, live, clock):
+        written.until(at("18:43:52.000"))
+        hung = judged(live, clock, at("18:43:52.200"))
+        assert set(statuses(hung).values()) == {Status.STALLED}, statuses(hung)
+
+        written.until(at("18:43:53.000"))  # msrun: SIGINT, terminating all workers
+        cause = judged(live, clock, at("18:43:53.100")).root_cause
+        assert cause is not None and cause.category == "job-stopped"
+        written.until(at("18:45:00.000"))
+        clock.now = at("18:44:05.000")
+        ended = live.tick()
+        assert ended.ended  # `■ run ended`; --exit-when-done exits
+        assert statuses(ended.report) == {0: Status.STOPPED, 1: Status.STOPPED}
+    post_mortem = triage([str(tmp_path / "run")], rules, post=PostMortem(stall_after_s=20.0))
+    assert said(ended.report) == said(post_mortem)
+
+
 def test_triage_of_a_run_stopped_with_ctrl_c_never_counts_it_training(
     rules: list[Rule],
 ) -> None:
