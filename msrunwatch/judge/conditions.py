@@ -43,6 +43,11 @@ the hung one stopped; the second step is margin for jitter. The trial's hang rep
 0.2x (files stopped 4 s apart, steps 8 s) named the waiter for the 28 minutes an HCCL
 timeout takes; at 1x (0.9 s apart) it named both: the gap scales with the pace, so the
 threshold does too."""
+LOCK_STEP_SLACK = 1
+"""Printed steps that differ by this much or less are one step: a rank prints its step's
+loss after the step's collectives, so when one rank printed step 8 every rank it reduces
+with got through step 8 too, printed or not (the re-trial's C1: a whole job cut within
+3 ms, rank 1's step-8 print 0.7 ms after the cut, named rank 1 hung alone)."""
 HELD_AT_WORK = (*RUNNING, "waiting", "killed", "unknown")
 """Statuses that do not end a hang an earlier live verdict named: waiting after another
 rank failed, or killed by msrun, is what a hung rank's quiet looks like (statuses.with_named)."""
@@ -153,12 +158,13 @@ class Quiet:
         steps = QUIET_GAP_STEPS * median(paces) if paces else 0.0
         return cls(run, max(QUIET_GAP_FLOOR_S, steps), seen.saw_peer_go, ctx.clocks)
 
-    def outlived(self, gone: RankState, alive: RankState) -> bool:
+    def outlived(self, gone: RankState, alive: RankState, slack: int = 0) -> bool:
         """Whether `alive` was seen alive after `gone` went quiet: its log grew more than
         gap_s later, or it logged a peer going after gone's last dated line (by more than
-        their clocks can tell apart). Never when `alive` is at an earlier step: a rank behind
-        that writes on is the one the other waits on."""
-        if gone.step is not None and alive.step is not None and alive.step < gone.step:
+        their clocks can tell apart). Never when `alive` is more than `slack` steps behind:
+        a rank behind that writes on is the one the other waits on (once every rank is
+        quiet, a step apart is when the prints came: LOCK_STEP_SLACK)."""
+        if gone.step is not None and alive.step is not None and alive.step < gone.step - slack:
             return False
         quiet, later = gone.silence_s, alive.silence_s
         if quiet is not None and later is not None and later + self.gap_s < quiet:
@@ -287,10 +293,11 @@ def _silent_first(
     """When every rank still at work is silent, the ranks that went quiet first: those an
     earlier live verdict named hung, if any still are (they were named while the others
     still wrote, so whoever went quiet after them was waiting on them, however soon), else
-    those at the lowest step (a rank behind stopped first: the others could not finish a
-    step without it), less any seen alive after another of them went quiet (Quiet.outlived).
-    Ranks that stopped at one step within quiet_gap_s of each other are named together: the
-    order in which their files stopped growing is noise, not evidence."""
+    those at the lowest step when it is more than a step behind (a rank behind stopped
+    first: the others could not finish a step without it), less any seen alive after another
+    of them went quiet (Quiet.outlived). Ranks that stopped within a step and within
+    quiet_gap_s of each other are named together: the order in which their files stopped
+    growing, or their last prints came, is noise, not evidence."""
     hung = [s for s in states if s.rank in held and s.status in HELD_AT_WORK]
     running = [s for s in states if s.status in RUNNING or s in hung]
     silences = [s.silence_s for s in running if s.silence_s is not None]
@@ -310,10 +317,10 @@ def _silent_first(
 
 
 def _lowest_step(states: Sequence[RankState]) -> list[RankState]:
-    """The ranks at the lowest step when the ranks' steps differ (ranks that print none are
-    not compared, and not named by it), else all."""
+    """The ranks at the lowest step when the ranks' steps differ by more than lock step's
+    slack (ranks that print none are not compared, and not named by it), else all."""
     steps = {s.step for s in states if s.step is not None}
-    if len(steps) < 2:
+    if not steps or max(steps) - min(steps) <= LOCK_STEP_SLACK:
         return list(states)
     return [s for s in states if s.step == min(steps)]
 

@@ -10,6 +10,7 @@ import random
 import pytest
 
 from msrunwatch.judge.conditions import (
+    LOCK_STEP_SLACK,
     NO_EVIDENCE,
     LineEvidence,
     Quiet,
@@ -25,7 +26,7 @@ CTX = Context(quiet_s={}, stall_after_s=120.0)
 
 
 def _run(rng: random.Random, size: int) -> tuple[list[RankState], Quiet]:
-    steps = [rng.choice([2, 3, 3, 3, None]) for _ in range(size)]
+    steps = [rng.choice([1, 2, 3, 3, 3, None]) for _ in range(size)]
     lasts = [1000.0 + rng.uniform(0, 20) for _ in range(size)]
     ranks = tuple(
         RankFacts(
@@ -55,9 +56,14 @@ def _run(rng: random.Random, size: int) -> tuple[list[RankState], Quiet]:
 
 
 def _pairwise(states: list[RankState], quiet: Quiet) -> list[int]:
-    """The definition: among the lowest-step ranks, those no other was seen alive after."""
+    """The definition: among the lowest-step ranks, those no other was seen alive after
+    (a step apart is one step once every rank is quiet: LOCK_STEP_SLACK)."""
     silent = _lowest_step(states)
-    first = [a for a in silent if not any(quiet.outlived(b, a) for b in silent if b is not a)]
+    first = [
+        a
+        for a in silent
+        if not any(quiet.outlived(b, a, LOCK_STEP_SLACK) for b in silent if b is not a)
+    ]
     return sorted(s.rank for s in first or silent)
 
 
