@@ -480,8 +480,16 @@ class LiveRun:
         return all(t.mtime is None or last - t.mtime > self._horizon for t in self._files.values())
 
     def _quiet(self, now: float) -> float | None:
-        """Seconds since a file last grew while watched (see SETTLED_S)."""
-        return None if self._grew_at is None else max(now - self._grew_at, 0.0)
+        """Seconds since a file last grew while watched (see SETTLED_S); before any did, since
+        the newest followed file was written (its mtime). A run whose first read caught it
+        being written is not a finished run opened later: taken for one, it was handed to
+        triage's verdict on the half read (silent-rank on ranks 1-7, rank 0's file whole),
+        undone by the next tick (the pty test's `1 undone`, one run in two). An mtime ahead
+        of this host's clock (a skewed file server) tells nothing: None, as before any read."""
+        if self._grew_at is not None:
+            return max(now - self._grew_at, 0.0)
+        newest = max((t.mtime for t in self._files.values() if t.mtime is not None), default=None)
+        return None if newest is None or newest > now else now - newest
 
     def _silence(self, now: float) -> dict[tuple[str, str], float]:
         return {

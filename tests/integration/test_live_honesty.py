@@ -13,6 +13,7 @@ Post mortem, over every fixture: a rank the headline names never reads as still 
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ import pytest
 
 from msrunwatch.drivers.triage import triage
 from msrunwatch.judge.model import Status
-from msrunwatch.live.run import LiveRun, run_ended
+from msrunwatch.live.run import SETTLED_S, LiveRun, run_ended
 from msrunwatch.report import fmt
 from msrunwatch.rules.model import Rule
 from tests.integration.fastpaths import ACCURACY
@@ -183,5 +184,38 @@ def test_a_finished_run_opened_later_is_ended_at_once(tmp_path: Path, rules: lis
     live = LiveRun([str(target)], rules, clock=clock)
     clock.now = 2e9
     update = live.tick()
-    assert update.caught_up and update.ended and update.quiet_s is None
+    assert update.caught_up and update.ended  # its files were written long before 2e9
     live.close()
+
+
+def test_a_run_whose_first_read_catches_it_being_written_is_not_taken_for_a_finished_one(
+    tmp_path: Path, rules: list[Rule]
+) -> None:
+    """The pty test's `Findings (8, 4 errors, 1 undone)`, one run in two: the view's first
+    read came after msrun had written the scheduler's log and rank 0's (timed out), before
+    ranks 1-7's. Taken for a finished run opened later, it was handed to triage's verdict at
+    once: `silent-rank on ranks 1-7`, undone by the next tick. Files written a moment ago
+    are a run being written: no verdict from what is not there yet, not ended."""
+    source = FIXTURES / "synth_hccl_ei0006_after_oom_8p" / "msrun_log"
+    target = tmp_path / "msrun_log"
+    target.mkdir()
+    clock = Clock()
+    clock.now = 2e9
+    for name in ("scheduler.log", "worker_0.log"):
+        shutil.copyfile(source / name, target / name)
+        os.utime(target / name, (clock.now - 0.2, clock.now - 0.2))  # written just now
+    live = LiveRun([str(target)], rules, clock=clock)
+    try:
+        first = live.tick()
+        assert first.caught_up and not first.ended
+        assert "silent-rank" not in {f.rule for f in first.report.findings}
+        for name in sorted(p.name for p in source.iterdir()):
+            if not (target / name).exists():
+                shutil.copyfile(source / name, target / name)
+                os.utime(target / name, (clock.now, clock.now))
+        clock.now += SETTLED_S + 1
+        done = judged(live, clock, clock.now)
+        assert {f.rule for f in done.findings} >= {"oom-memory-not-enough", "cann-ei0006"}
+        assert "silent-rank" not in {f.rule for f in done.findings}
+    finally:
+        live.close()
