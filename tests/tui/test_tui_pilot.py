@@ -26,6 +26,7 @@ from msrunwatch.tui.messages import (
 )
 from msrunwatch.tui.screens.help import HelpScreen
 from msrunwatch.tui.screens.rank_detail import RankDetail
+from msrunwatch.tui.widgets.findings_panel import describe
 from msrunwatch.tui.widgets.rank_table import RankTable
 from tests.tui.tui_scenarios import (
     NOW,
@@ -749,3 +750,15 @@ async def test_a_warning_is_shown_as_written_not_as_markup() -> None:
         await pilot.pause()
         shown = [(n.message, n.markup) for n in target._notifications]
     assert shown == [(warning, False)]
+
+
+def test_a_root_cause_on_ranks_named_together_does_not_name_one_first() -> None:
+    """The re-trial's A13: `FAILED ranks 0-1 hung` above `ROOT CAUSE run-stalled on ranks
+    0-1 (2); first on rank 0` gave two answers. The root cause leaves who was first to the
+    header; a symptom still says on which rank it was seen first."""
+    stalled = dataclasses.replace(
+        finding("run-stalled", [0, 1], "No rank wrote", first=0), role="root-cause"
+    )
+    symptom = finding("cann-ei0006", [0, 1], "EI0006", first=1)
+    assert describe(stalled) == "run-stalled on ranks 0-1 (2)"
+    assert describe(symptom) == "cann-ei0006 on ranks 0-1 (2); first on rank 1"

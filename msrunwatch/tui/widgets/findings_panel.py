@@ -22,7 +22,8 @@ from msrunwatch.rules.template import rank_name
 from msrunwatch.tui import cells
 
 Key = tuple[str, str]
-ROLE_ORDER = {"root-cause": 0, "note": 2}
+ROOT = "root-cause"
+ROLE_ORDER = {ROOT: 0, "note": 2}
 """The root cause first, context notes after the faults (any other role in between)."""
 SEVERITY_ORDER = {"error": 0, "warning": 1}
 """Within a role, errors above warnings above the rest: at 80x24 the panel shows three
@@ -42,13 +43,16 @@ in the same directory): what it said was true of the earlier run, not a false al
 
 def describe(f: Finding) -> str:
     """`cann-ei0006 on ranks 0-7, 16-23 (16); first on rank 12`; a root cause seen on
-    other ranks: `collective-wait-failed on rank 1 (evidence on rank 0)`."""
+    other ranks: `collective-wait-failed on rank 1 (evidence on rank 0)`. The root cause
+    does not say which of its ranks was first: the header says whom the verdict names first
+    (`ranks 0-1 hung` above `run-stalled on ranks 0-1 (2); first on rank 0` read as two
+    answers: the re-trial's A13)."""
     about = fmt.about(f)
     count = f" ({len(f.ranks)})" if len(f.ranks) > 1 and not f.cause_ranks else ""
     on = f.ranks or f.cause_ranks
     text = f"{f.rule} on {about}{count}" if on else f"{f.rule} in {about}"
     first = f.first
-    if first is not None and first.rank is not None and len(f.ranks) > 1:
+    if first is not None and first.rank is not None and len(f.ranks) > 1 and f.role != ROOT:
         text += f"; first on {rank_name(first.rank)}"
     return text
 
