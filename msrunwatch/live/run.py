@@ -462,13 +462,18 @@ class LiveRun:
 
     def _written(self) -> float | None:
         """When a followed file was last written (its mtime), on the logs' scale."""
-        times = [t.mtime for t in self._files.values() if t.mtime is not None]
-        return local_seconds(max(times)) if times else None
+        newest = self._newest_mtime()
+        return None if newest is None else local_seconds(newest)
+
+    def _newest_mtime(self) -> float | None:
+        """The newest mtime of the followed files (None before any was read)."""
+        return max((t.mtime for t in self._files.values() if t.mtime is not None), default=None)
 
     def _ended_gap(self, now: float) -> float:
         """How often an ended run whose files are still quiet is judged again (ENDED_LAG of
         the newest file's silence: a finished run opened later has been quiet all along)."""
-        quiet = min(self._silence(now).values(), default=0.0)
+        newest = self._newest_mtime()
+        quiet = 0.0 if newest is None else max(now - newest, 0.0)
         return min(max(JUDGE_S, quiet * ENDED_LAG), ENDED_JUDGE_S)
 
     def _judged_quiet(self) -> bool:
@@ -488,7 +493,7 @@ class LiveRun:
         of this host's clock (a skewed file server) tells nothing: None, as before any read."""
         if self._grew_at is not None:
             return max(now - self._grew_at, 0.0)
-        newest = max((t.mtime for t in self._files.values() if t.mtime is not None), default=None)
+        newest = self._newest_mtime()
         return None if newest is None or newest > now else now - newest
 
     def _silence(self, now: float) -> dict[tuple[str, str], float]:
