@@ -246,6 +246,33 @@ def test_mindformers_parallel_optimizer_slices_over_every_replica() -> None:
     assert capped is not None and (capped.weights, capped.optimizer) == (2.0, 4.0)
 
 
+def test_a_vocab_emb_dp_embedding_is_sliced_over_every_rank_of_its_stage() -> None:
+    """MindFormers' vocab_emb_dp keeps the embedding whole on each TP rank, so its replicas are
+    dp x cp x tp, and the parallel optimizer slices it over all of them (MindSpore
+    optimizer_parallel.md): stage 0 holds 1/8 of its weights and AdamW states at dp 1, tp 8,
+    not all of them as the layers' dp x cp = 1 would have it."""
+    values = {**QWEN25_7B, "framework": "mindformers", "params_dtype": "bf16", "pp": 2}
+    values |= {"dp": 1, "tp": 8, "world": 16, "use_distributed_optimizer": True}
+    emb = 152064 * 3584
+    whole = estimate(config("mindformers", **values, vocab_emb_dp=False)).stages[0]
+    replicated = estimate(config("mindformers", **values, vocab_emb_dp=True)).stages[0]
+    # vocab_emb_dp keeps the whole table on the rank (8x the vocab-parallel slice) ...
+    assert replicated.embedding_params == 8 * whole.embedding_params == emb
+    # ... but its weights (2 B) and AdamW states (8 B) are sliced by 8; accu_grads (2 B) are not
+    assert replicated.model_states_mib is not None and whole.model_states_mib is not None
+    extra = replicated.model_states_mib - whole.model_states_mib
+    held = emb * ((2 + 8) / 8 + 2) - emb / 8 * (2 + 2 + 8)
+    assert extra == pytest.approx(held / MIB)
+    assert any("vocab_emb_dp" in a and "by 8" in a for a in replicated_assumptions(values))
+    # not divisible by the replica count: nothing is said, and it costs what a layer costs
+    odd = estimate(config("mindformers", **{**values, "vocab_size": 152063}, vocab_emb_dp=True))
+    assert not any("vocab_emb_dp:" in a for a in odd.assumptions)
+
+
+def replicated_assumptions(values: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(estimate(config("mindformers", **values, vocab_emb_dp=True)).assumptions)
+
+
 # --- missing and bad inputs ----------------------------------------------------------
 
 

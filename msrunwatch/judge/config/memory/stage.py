@@ -67,6 +67,7 @@ def stage(i: int, ctx: Context) -> StageEstimate:
     params = _with_fusers(params, mtp, inp)
     weights, grads_opt = _states_mib(every, moe_layers + mtp_moe, params, ctx)
     weights, grads_opt = _with_experts(weights, grads_opt, experts, ctx)
+    weights, grads_opt = _with_embedding(weights, grads_opt, embed or 0, ctx)
     if params is not None and every is not None:
         params += every * adapter_params(inp, ctx.features.lora) + (experts or 0)
     flight = in_flight(i, inp) if layers is not None else None
@@ -169,6 +170,23 @@ def _with_experts(
     return (
         weights + experts * held.weights / MIB,
         grads_opt + experts * (held.gradients + held.optimizer) / MIB,
+    )
+
+
+def _with_embedding(
+    weights: float | None, grads_opt: float | None, embed: int, ctx: Context
+) -> tuple[float | None, float | None]:
+    """The input embedding's states where they differ from the layers' (MindFormers
+    vocab_emb_dp under the parallel optimizer, memory/states.py): counted with the stage's
+    parameters at the layers' bytes, so the difference is taken here."""
+    states = ctx.states
+    if weights is None or grads_opt is None or states is None or states.embedding is None:
+        return weights, grads_opt
+    own, layers = states.embedding, states.trainable
+    return (
+        weights + embed * (own.weights - layers.weights) / MIB,
+        grads_opt
+        + embed * (own.gradients + own.optimizer - layers.gradients - layers.optimizer) / MIB,
     )
 
 

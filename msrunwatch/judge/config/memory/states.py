@@ -42,6 +42,9 @@ class States:
     experts: StateBytes | None = None
     """MoE: a routed expert parameter's bytes (its optimizer sharded over the expert
     data-parallel ranks); None for a dense model."""
+    embedding: StateBytes | None = None
+    """MindFormers vocab_emb_dp: an input-embedding parameter's bytes (the parallel optimizer
+    slices it over every rank of the stage); None where it costs what the layers cost."""
 
 
 def states(cfg: TrainingConfig, inp: Inputs, lora: bool, qlora: bool, notes: Notes) -> States:
@@ -52,7 +55,7 @@ def states(cfg: TrainingConfig, inp: Inputs, lora: bool, qlora: bool, notes: Not
         trainable, weight = _megatron(inp, notes), MEGATRON_BYTES[inp.dtype][0]
     experts = _experts(cfg, inp, trainable, notes) if inp.moe is not None else None
     if not lora:
-        return States(trainable, experts=experts)
+        return States(trainable, experts=experts, embedding=_embedding(cfg, inp, trainable, notes))
     notes.assume(f"LoRA: frozen base weights {weight:g} B/param, no gradients or optimizer states")
     linear = weight
     if qlora:
@@ -82,6 +85,35 @@ def _experts(cfg: TrainingConfig, inp: Inputs, dense: StateBytes, notes: Notes) 
     whole_optimizer = dense.optimizer * inp.dp * inp.cp
     notes.assume(f"expert optimizer states sharded over expert data parallel {edp}")
     return StateBytes(dense.weights, dense.gradients, whole_optimizer / edp)
+
+
+def _embedding(
+    cfg: TrainingConfig, inp: Inputs, dense: StateBytes, notes: Notes
+) -> StateBytes | None:
+    """MindFormers' vocab_emb_dp embedding is whole on every rank of its stage (dp x cp x tp
+    replicas, where a layer's tensor-parallel slice has dp x cp), and the parallel optimizer
+    slices a parameter over all its replicas when its first dimension divides by their count
+    (MindSpore optimizer_parallel.md, r2.2 to r2.11: "if the parameters after slicing strategy
+    have duplicate slices between machines and the highest dimension of the shape is divisible
+    by the cardinality of the duplicate slices, the framework saves the parameters as minimal
+    slices"). None where that changes nothing: the embedding then costs what the layers cost."""
+    if inp.framework != "mindformers" or not inp.vocab_emb_dp or not inp.distributed_optimizer:
+        return None
+    layers = _shard(cfg, inp, Notes())
+    over = _shard(cfg, inp, Notes(), replicas=inp.dp * inp.cp * inp.tp)
+    if over <= layers or inp.vocab is None or inp.vocab % over:
+        return None
+    notes.assume(
+        f"vocab_emb_dp: the embedding is whole on each of the stage's {inp.dp * inp.cp * inp.tp}"
+        f" ranks, so the parallel optimizer slices its weights and AdamW states by {over}"
+        f" (the layers' by {layers}; MindSpore optimizer_parallel.md)"
+    )
+    grads = dense.gradients * layers / over if cfg.get("gradient_accumulation_shard") else None
+    return StateBytes(
+        dense.weights * layers / over,
+        dense.gradients if grads is None else grads,
+        dense.optimizer * layers / over,
+    )
 
 
 def _megatron(inp: Inputs, notes: Notes) -> StateBytes:
@@ -142,9 +174,9 @@ def _mindformers(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> tuple[StateB
     return StateBytes(weight / shard, accu / shard if sliced else accu, 8.0 / shard), weight
 
 
-def _shard(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> int:
-    """The ranks the parallel optimizer slices over: every replica (dp x cp), at most the
-    optimizer_weight_shard_size."""
-    group = inp.dp * inp.cp
+def _shard(cfg: TrainingConfig, inp: Inputs, notes: Notes, replicas: int | None = None) -> int:
+    """The ranks the parallel optimizer slices over: every replica (dp x cp for a layer's
+    tensor-parallel slice), at most the optimizer_weight_shard_size."""
+    group = replicas or inp.dp * inp.cp
     size = number(cfg, "optimizer_shard_size", notes)
     return min(int(size), group) if size is not None and size > 1 else group
