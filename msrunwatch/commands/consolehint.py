@@ -4,27 +4,40 @@
 console one directory up (`run/msrun_console.txt`) holds the workers' exit codes and
 signals, which decide who failed first when a rank was killed from outside. Without it the
 verdict rests on the scheduler's heartbeats: the user is told once, on stderr, which file
-that is and the two forms that read it (the run directory, or --console)."""
+that is and the two forms that read it (the run directory, or --console). Of a run of
+several nodes, only the console of the node whose logs were given is named
+(read.consolebeside); when that cannot be told, the candidates are, and none is offered."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from msrunwatch.commands.common import note, verbose
 
+if TYPE_CHECKING:
+    from msrunwatch.read.consolebeside import Beside
 
-def console_beside(targets: Sequence[str]) -> Path | None:
-    """A console above a log directory given, not among the targets: None when one was
-    given with --console (the caller checks) or there is none."""
-    from msrunwatch.read.discover import console_beside as beside
+
+def console_beside(targets: Sequence[str]) -> Beside:
+    """The consoles above the log directories given, not among the targets: none when
+    one was given with --console (the caller checks) or there is none."""
+    from msrunwatch.read.consolebeside import Beside, consoles_beside
 
     for target in targets:
-        found = beside(target)
-        if found is not None and not any(_within(found, t) for t in targets):
+        found = consoles_beside(target)
+        if found.mine is not None and not _among(found.mine, targets):
             return found
-    return None
+        untold = tuple(path for path in found.untold if not _among(path, targets))
+        if untold:
+            return Beside(None, untold)
+    return Beside(None)
+
+
+def _among(path: Path, targets: Sequence[str]) -> bool:
+    return any(_within(path, t) for t in targets)
 
 
 def _within(path: Path, target: str) -> bool:
@@ -34,12 +47,23 @@ def _within(path: Path, target: str) -> bool:
         return False
 
 
-def hint(console: Path) -> str:
-    """The note: which file, and how to read it."""
+def hint(found: Beside) -> str | None:
+    """The note: which file, and how to read it; when several consoles may be the logs'
+    node's, which ones, and that none is named for it."""
+    if found.mine is not None:
+        console = found.mine
+        return (
+            f"msrun's console {console} is beside the logs given and is not read (it holds "
+            f"the workers' exit codes and signals): give the run directory ({console.parent}) "
+            f"or --console {console}"
+        )
+    if not found.untold:
+        return None
     return (
-        f"msrun's console {console} is beside the logs given and is not read (it holds the "
-        f"workers' exit codes and signals): give the run directory ({console.parent}) or "
-        f"--console {console}"
+        f"msrun's consoles {', '.join(map(str, found.untold))} are beside the logs given and "
+        "are not read (they hold the workers' exit codes and signals); their first lines do "
+        f"not say which is these logs' node's: give the run directory "
+        f"({found.untold[0].parent}) or --console with that node's console"
     )
 
 
@@ -49,10 +73,10 @@ def say_beside(args: argparse.Namespace, targets: Sequence[str]) -> bool:
     unless -q). Whether there was one."""
     if getattr(args, "console", None):
         return False
-    found = console_beside(targets)
-    if found is not None:
-        note(args, hint(found))
-    return found is not None
+    said = hint(console_beside(targets))
+    if said is not None:
+        note(args, said)
+    return said is not None
 
 
 def say(args: argparse.Namespace, targets: Sequence[str], read: Sequence[str]) -> None:

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from msrunwatch.cli import main
-from msrunwatch.read.discover import console_beside
+from msrunwatch.read.consolebeside import console_beside, consoles_beside
 from tests.support import FIXTURES, ROOT
 
 KILL9 = "fixtures/cpu_kill9_rank1"
+TWO_NODES = "fixtures/cpu_2nodes_node1_killed"
 CONSOLE = f"{KILL9}/msrun_console.txt"
 
 
@@ -83,3 +84,52 @@ def test_the_live_view_says_it_before_it_starts(capsys: pytest.CaptureFixture[st
     assert capsys.readouterr().err.count("is not read") == 1
     say_beside(argparse.Namespace(console=[CONSOLE], quiet=False), [f"{KILL9}/msrun_log"])
     assert capsys.readouterr().err == ""
+
+
+def test_a_second_nodes_log_dir_is_told_its_own_nodes_console(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Re-trial A17: node 1's logs alone named node 0's console, whose ranks, read with
+    them, joined node 1's table. The console that started node 1's workers is named."""
+    err = _stderr(["triage", f"{TWO_NODES}/node1/msrun_log"], capsys)
+    assert f"--console {TWO_NODES}/node1_console.txt" in err
+    assert "node0_console" not in err
+    assert console_beside(f"{TWO_NODES}/node1") == Path(f"{TWO_NODES}/node1_console.txt")
+
+
+def _console(path: Path, *log_files: str) -> None:
+    starts = "".join(
+        f"Start worker process with rank id:{i}, log file:{name}. Environment variable "
+        f"[RANK_ID={i}] is exported. Execute command: python train.py\n"
+        for i, name in enumerate(log_files)
+    )
+    path.write_text(starts + "Distributed job is spawned.\n")
+
+
+def _node_logs(root: Path, *names: str) -> Path:
+    logs = root / "node1" / "msrun_log"
+    logs.mkdir(parents=True)
+    for name in names:
+        shutil.copy(FIXTURES / "cpu_kill9_rank1" / "msrun_log" / "worker_0.log", logs / name)
+    return logs
+
+
+def test_only_another_nodes_console_beside_is_not_offered(tmp_path: Path) -> None:
+    logs = _node_logs(tmp_path, "worker_2.log", "worker_3.log")
+    _console(tmp_path / "node0_console.txt", "node0/msrun_log/worker_0.log")
+    assert consoles_beside(str(logs)).mine is None
+    assert consoles_beside(str(logs)).untold == ()
+
+
+def test_consoles_that_cannot_be_told_apart_are_named_and_none_is_offered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two consoles that both started a `worker_2.log` elsewhere (two runs in one place):
+    the note names both and offers neither as the node's."""
+    logs = _node_logs(tmp_path, "worker_2.log")
+    for name in ("a_console.txt", "b_console.txt"):
+        _console(tmp_path / name, "/elsewhere/msrun_log/worker_2.log")
+    monkeypatch.chdir(tmp_path)
+    err = _stderr(["triage", str(logs.relative_to(tmp_path))], capsys)
+    assert "msrun's consoles a_console.txt, b_console.txt are beside the logs given" in err
+    assert "do not say which" in err and "--console a_console" not in err
