@@ -291,6 +291,18 @@ FIXED = (
         "MindFormers 5caf57d5 (58GB failed; 57.5GB ran)",
     ),
     ("public/mf_yi_34b_pretrain_fixed.yaml", "MindFormers 23d2ff7e (the callback typo fixed)"),
+    (
+        "public/mf_llama2_70b_910b_55gb.yaml",
+        "MindFormers b088a6f6 (58GB: communication failure; 55GB ran)",
+    ),
+    (
+        "public/mf_llama2_70b_910b_finetune_55gb.yaml",
+        "MindFormers b088a6f6 (58GB: communication failure; 55GB ran)",
+    ),
+    (
+        "public/mf_llama2_70b_bf16_select_recompute.yaml",
+        "MindFormers f93f3753 (out of memory; select_recompute added, 52GB, ran)",
+    ),
     ("public/ms_mixtral_8x22b_32k_full_recompute.sh", "MindSpeed-LLM af8fab41 (fix mixtral oom)"),
     (
         "public/ms_deepseek2_lite_16b_full_recompute.sh",
