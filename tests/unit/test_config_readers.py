@@ -602,6 +602,12 @@ def test_unset_variable_used_directly(tmp_path: Path) -> None:
         ("", "--num-layers=12", "num_layers", 12),
         ("", "--num-layers 12 --num-layers 14", "num_layers", 14),
         ("", "--num-layer-list 7,7,7,7", "num_layer_list", [7, 7, 7, 7]),
+        (
+            "",
+            "--use-manual-layer-allocation --manual-layers 5,6,6,5",
+            "num_layer_list",
+            [5, 6, 6, 5],
+        ),
         ("", "--recompute-activations", "recompute_granularity", "selective"),
         ("", "--num-attention-heads 32 --group-query-attention", "num_kv_heads", 1),
         ("", "--num-attention-heads 32 --num-query-groups 8", "num_kv_heads", 32),
@@ -622,6 +628,12 @@ def test_script_forms(tmp_path: Path, body: str, args: str, key: str, value: Any
     got = config.values[key]
     assert got.unresolved is None
     assert got.value == value
+
+
+def test_manual_layers_are_the_split_only_with_their_switch(tmp_path: Path) -> None:
+    # AscendSpeed ignores --manual-layers unless --use-manual-layer-allocation is given
+    config = script(tmp_path, launch("", "--num-layers 22 --manual-layers 5,6,6,5"))
+    assert "num_layer_list" not in config.values
 
 
 def test_multiline_quoted_args_with_continuations_and_comments(tmp_path: Path) -> None:

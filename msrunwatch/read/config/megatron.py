@@ -80,6 +80,9 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--overlap-param-gather": ("overlap_param_gather", TRUE),
     "--overlap-grad-reduce": ("overlap_grad_reduce", TRUE),
     "--num-layer-list": ("num_layer_list", INTLIST),
+    # AscendSpeed (MindSpeed-LLM before 1.0): layers per stage, used only with the switch
+    "--use-manual-layer-allocation": ("_manual_layer_allocation", TRUE),
+    "--manual-layers": ("_manual_layers", INTLIST),
     "--num-layers-per-virtual-pipeline-stage": ("_layers_per_virtual_stage", INT),
     "--num-virtual-stages-per-pipeline-rank": ("_virtual_stages", INT),
     "--bf16": ("_bf16", TRUE),
@@ -289,6 +292,7 @@ def _finish(
     if (act := raw.get("_recompute_activations")) and act.value:
         values["recompute_granularity"] = TracedValue("selective", act.source)
     _vpp(raw, values)
+    _manual_layers(raw, values)
     _dtype(raw, values)
     if not defaults:
         return values
@@ -305,6 +309,16 @@ def _finish(
         else:
             values[name] = TracedValue(default)
     return values
+
+
+def _manual_layers(raw: dict[str, TracedValue], values: dict[str, TracedValue]) -> None:
+    """AscendSpeed's uneven split: `--manual-layers 5,6,...` gives each stage its layers, as
+    --num-layer-list does, but only with `--use-manual-layer-allocation` (Ascend/MindSpeed-LLM
+    a14f76b1 ascendspeed/arguments.py:1188-1203, _get_manual_layer_allocation; one entry per
+    stage, checked against the pipeline size)."""
+    use, layers = raw.get("_manual_layer_allocation"), raw.get("_manual_layers")
+    if use is not None and use.value and layers is not None and "num_layer_list" not in values:
+        values["num_layer_list"] = layers
 
 
 def _kv_heads(raw: dict[str, TracedValue], values: dict[str, TracedValue]) -> None:
