@@ -303,6 +303,10 @@ FIXED = (
         "public/mf_llama2_70b_bf16_select_recompute.yaml",
         "MindFormers f93f3753 (out of memory; select_recompute added, 52GB, ran)",
     ),
+    (
+        "public/mf_mixtral_64x28b_8layers_nosink_54gb.yaml",
+        "MindFormers 843333b6 (out of memory now and then at 58GB; 54GB, no sinking, ran)",
+    ),
     ("public/ms_mixtral_8x22b_32k_full_recompute.sh", "MindSpeed-LLM af8fab41 (fix mixtral oom)"),
     (
         "public/ms_deepseek2_lite_16b_full_recompute.sh",
