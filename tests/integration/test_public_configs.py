@@ -130,6 +130,9 @@ MISSED = {
     "mspeed_gpt_moe_128k_h12288.sh": "config-memory-near-budget",
     # fixed by MULTI_STREAM_MEMORY_REUSE=1, not estimated: 104% as the fix
     "ms_bloom_176b_inf_nan_no_memory_reuse.sh": "config-memory-near-budget",
+    # inference out of memory: a predict YAML saying finetune (47% as training), not estimated
+    "mf_internlm_20b_predict_dp8.yaml": "config-max-device-memory-too-high",
+    "mf_deepseek_33b_predict_60gb.yaml": "config-max-device-memory-too-high",  # 229 MiB left
     # MoE with TP 2 and no SP: refused from MindSpeed-LLM 2.2.0 on, not by 2.1.0; no version given
     "ms_qwen2_57b_a14b_lora_tp2_no_sp.sh": "config-moe-tp-without-sp-version-unknown",
     # CheckpointMointor: the only name MindFormers 1.1.0 and before register (renamed in 1.2.0)
@@ -189,6 +192,8 @@ RAN = [
     "ms_internlm_65b_auto_recompute_51200.sh",
     "mspeed_gpt_moe_128k_h11904.sh",
     "ms_bloom_176b_inf_nan_memory_reuse.sh",
+    "mf_internlm_20b_predict_mp8.yaml",
+    "mf_deepseek_33b_predict_58gb.yaml",
     "ms_deepseek3_671b_512die_full_recompute.sh",
     "ms_llama2_13b_tokenizer_fixed.sh",
     "ms_qwen3_32b_pretrain_fixed.sh",
