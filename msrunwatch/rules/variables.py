@@ -426,6 +426,8 @@ CONFIG = {
     "entry": "the script a launch starts (pretrain_gpt.py, train_fsdp2.py, ...), None for YAML",
     "job": "train, predict, eval or unknown: from the entry script's name or MindFormers run_mode",
     "run_mode": "MindFormers run_mode (train, finetune, predict, eval, ...)",
+    "run_layout": "a YAML laid out as run_mindformer.py reads it (run_mode, runner_config, "
+    "parallel_config, context, trainer, or model.model_config), not another tool's YAML",
     "config_file": "a YAML the entry script takes as its first positional argument (FSDP2, "
     "MindSpeed-MM)",
     "crlf_line": "the first line ending in CRLF (Windows line endings), None when there is none",

@@ -653,6 +653,16 @@ def test_what_is_not_modelled_gets_no_verdict(change: dict[str, Any], gap: str) 
     assert all(s.verdict == "not estimated" for s in est.stages)
 
 
+def test_a_mindformers_yaml_without_run_mode_is_not_estimated_as_training() -> None:
+    """run_mindformer.py refuses run_mode None unless --run_mode names the job at launch: the
+    YAML alone does not say whether it trains, so no figure (and no memory error) from it."""
+    values = {**QWEN25_7B, "framework": "mindformers", "run_layout": True}
+    est = estimate(config("mindformers", **values))
+    assert any("no run_mode" in g for g in est.not_estimated) and not est.covers
+    named = estimate(config("mindformers", **values, run_mode="finetune"))
+    assert named.covers and named.not_estimated == ()
+
+
 def test_a_plain_training_config_is_covered() -> None:
     est = qwen()
     assert est.covers and est.not_estimated == ()

@@ -353,6 +353,7 @@ def read_mindformers(text: str, path: str) -> TrainingConfig:
         )
     schema = SchemaCheck(data, positions, doc)
     values: dict[str, Value] = {"framework": Value("mindformers"), **schema.run()}
+    values["run_layout"] = Value(_run_layout(data))
     yml = _Yaml(data, positions, doc, frozenset(schema.scalars))
     for name, paths, convert in FIELDS:
         for key_path in paths:
@@ -369,6 +370,20 @@ def read_mindformers(text: str, path: str) -> TrainingConfig:
     if "num_kv_heads" not in values and "num_heads" in values:
         values["num_kv_heads"] = Value(values["num_heads"].value)
     return TrainingConfig(path, "mindformers", values)
+
+
+RUN_SECTIONS = ("run_mode", "runner_config", "parallel_config", "context", "trainer")
+"""Top-level sections of a run_mindformer.py config that other YAMLs with a `model` or
+`parallel` section (MindSpeed-LLM FSDP2, MindSpeed-MM) do not have."""
+
+
+def _run_layout(data: Mapping[Any, Any]) -> bool:
+    """Whether the YAML is laid out as run_mindformer.py reads it: one of its run sections, or a
+    model with a model_config."""
+    model = data.get("model")
+    return any(s in data for s in RUN_SECTIONS) or (
+        isinstance(model, Mapping) and "model_config" in model
+    )
 
 
 def _untie(yml: _Yaml, values: dict[str, Value]) -> None:

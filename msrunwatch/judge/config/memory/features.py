@@ -71,6 +71,11 @@ def _on(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
+NO_RUN_MODE = "no run_mode, so the job is the launch's --run_mode (training or inference)"
+"""A MindFormers YAML without run_mode runs only with run_mindformer.py --run_mode, which names
+the job (config-run-mode-missing): the YAML alone does not say what to estimate."""
+
+
 def job_of(cfg: TrainingConfig) -> str:
     """train, predict, eval or unknown."""
     job = cfg.get("job")
@@ -140,6 +145,8 @@ def features(cfg: TrainingConfig) -> Features:
     gaps = _unmodelled(cfg)
     if job in ("predict", "eval"):
         gaps.insert(0, f"not estimated: {job} job (the estimate models training)")
+    elif job == "unknown" and cfg.get("run_layout") is True and cfg.get("run_mode") is None:
+        gaps.insert(0, f"not estimated: {NO_RUN_MODE}")
     dynamic = bool(cfg.get("variable_seq_lengths") or cfg.get("no_pad_to_seq_lengths"))
     only_add = bool(gaps) and _ADDING_GAPS.issuperset(gaps)
     return Features(job, _lora(cfg), dynamic, tuple(gaps), only_add)
