@@ -26,7 +26,7 @@ from msrunwatch.drivers.postmortem import local_seconds, with_clock
 from msrunwatch.judge.clock import run_over
 from msrunwatch.judge.conditions import rank_silences
 from msrunwatch.judge.context import Context, Hang
-from msrunwatch.judge.model import Finding, Report, Status
+from msrunwatch.judge.model import Finding, RankReport, Report, Status
 from msrunwatch.judge.statuses import progress_mark
 from msrunwatch.judge.verdict import judge
 from msrunwatch.live.changes import Changes
@@ -119,6 +119,8 @@ class _Tracked:
     """More bytes are known to be waiting (catch-up, or a burst bigger than one read)."""
     transcoder: Transcoder | None = None
     """A UTF-16 or UTF-32 log's decoder (read.encoding): its bytes reach the scanner as UTF-8."""
+    read_once: bool = False
+    """A read reached its end (or it cannot be read): the first pass is done with it."""
 
     def decoded(self, data: bytes) -> bytes:
         return self.transcoder.feed(data) if self.transcoder else data
@@ -221,6 +223,8 @@ class LiveRun:
         self._grew_at: float | None = None
         """When a file last grew after the first catch-up (the engine's clock)."""
         self._caught_up_once = False
+        self._first_pass = False
+        """Every followed file has been read to its end once (see reading)."""
         self._turn = 0
         """Where the next tick starts reading in the ring of followed files (see PER_TICK)."""
         self._hung: dict[int, Hang] = {}
@@ -312,7 +316,7 @@ class LiveRun:
         if got.error is not None:
             self._urgent = self._urgent or self._errors.get(key) != got.error
             self._errors[key] = got.error
-            tracked.behind = False
+            tracked.behind, tracked.read_once = False, True
             return 0, None
         if self._errors.pop(key, None) is not None:
             self._urgent = True
@@ -332,6 +336,7 @@ class LiveRun:
             tracked.stale = True
             self._urgent = self._urgent or tracked.scanner.news() != news
         tracked.behind = len(got.data) >= min(PER_FILE, budget) > 0
+        tracked.read_once = tracked.read_once or not tracked.behind
         return len(got.data), restarted
 
     def warnings(self) -> list[str]:
@@ -373,11 +378,25 @@ class LiveRun:
         if read and self._caught_up_once:
             self._grew_at = now
         self._caught_up_once = self._caught_up_once or behind == 0
+        if not self._first_pass and self._read_through():
+            self._urgent = True  # the verdict withheld while reading (see reading): now
         if not self._judge_due(now, behind):
             assert self._previous is not None
             quiet = self._quiet(now)
             return Update(self._previous, (), (), {}, read, behind, tuple(restarted), now, quiet)
         return self._judge(now, read, behind, restarted)
+
+    def _read_through(self) -> bool:
+        """Every followed file, and at least one, was read to its end once."""
+        return bool(self._files) and all(t.read_once for t in self._files.values())
+
+    def _unread_ranks(self) -> set[int]:
+        """Ranks with a followed file not yet read to its end."""
+        return {
+            rank
+            for t in self._files.values()
+            if not t.read_once and t.facts is not None and (rank := t.facts.rank) is not None
+        }
 
     def _ring(self) -> list[tuple[Path, _Tracked]]:
         """The followed files in reading order for this tick: from the one whose turn it is."""
@@ -421,6 +440,9 @@ class LiveRun:
             report = replace(report, log_dirs=tuple(map(runs.log_dir, report.log_dirs)))
         self._hung = held_hangs(report, run)
         self._horizon = time_horizon(run, self.stall_after_s)
+        self._first_pass = self._first_pass or self._read_through()
+        if not self._first_pass:
+            report = reading(report, self._unread_ranks())
         update = Update(
             report,
             self._changes.new_findings(report),
@@ -507,6 +529,27 @@ class LiveRun:
         """Release every file."""
         for tracked in self._files.values():
             tracked.tail.close()
+
+
+NOT_READ = "its log is not read to its end yet"
+"""Why a rank is `unknown` while the first pass reads the logs there were."""
+
+
+def reading(report: Report, unread: set[int]) -> Report:
+    """The verdict while the first pass reads the logs there were: no root cause, no finding
+    and no outcome yet, and ranks whose log is not read to its end `unknown`. Judged on
+    part of the logs, a finished run's verdict named what the rest contradicts: the
+    scheduler's log, read first, times out rank 37 (`so far: rank 37 failed first:
+    node-timeout`) for two seconds before rank 37's own log says it ran out of memory
+    (re-trial A15), and a hook ran for the timeout as the root cause. Once every file was
+    read through, the findings come, each with its final role, and the verdict with them."""
+    ranks = tuple(
+        r
+        if r.rank not in unread
+        else RankReport(r.rank, r.log_dir, r.file, Status.UNKNOWN, NOT_READ)
+        for r in report.ranks
+    )
+    return replace(report, outcome="unknown", root_cause=None, findings=(), ranks=ranks)
 
 
 def time_horizon(run: RunFacts, stall_after_s: float) -> float:

@@ -556,6 +556,25 @@ async def test_so_far_is_said_once_while_reading() -> None:
     assert first.count("so far") == 1 and "no faults so far" in first
 
 
+async def test_the_first_read_says_reading_not_a_verdict() -> None:
+    """The engine names no verdict before every log there was is read (re-trial A15: `FAILED
+    so far: rank 37 failed first: node-timeout`, then oom); the header says it reads, not
+    `UNKNOWN so far: no verdict yet`. Once read, the verdict."""
+    ranks = synthetic(4).ranks
+    unread = tuple(dataclasses.replace(r, status=Status.UNKNOWN) for r in ranks[2:])
+    reading = dataclasses.replace(synthetic(4, outcome="unknown"), ranks=(*ranks[:2], *unread))
+    target = app()
+    async with target.run_test(size=(80, 24)) as pilot:
+        post(target, snapshot(reading, behind=2))
+        await pilot.pause()
+        first = header_text(target).split("\n")[0]
+        assert "READING  verdict once every log is read" in first and "so far" not in first
+        assert "2 not read yet" in header_text(target)
+        post(target, snapshot(oom_with_timeouts()))
+        await pilot.pause()
+        assert "rank 3 failed first: oom" in header_text(target).split("\n")[0]
+
+
 async def test_ranks_not_read_yet_are_not_called_unknown_while_reading() -> None:
     """Seen in tmux at 512 ranks: `512 ranks  502 unknown  1 compiling  9 training` while the
     first catch-up read logs that were all there."""

@@ -35,6 +35,11 @@ def verdict(report: Report) -> str:
     return words.get(report.outcome, "no verdict yet")
 
 
+WITHHELD = "verdict once every log is read"
+"""The headline while the first pass reads the logs (no root cause is named from part of
+them: the rest may contradict it, re-trial A15)."""
+
+
 def status_counts(report: Report, reading: bool = False) -> Content:
     """`8 ranks  7 killed  1 failed`, worst status first, each in its colour; while the first
     catch-up reads the logs, `unknown` says `not read yet` (their logs are there, unread)."""
@@ -132,9 +137,11 @@ class RunHeader(Widget):
             return Content("\n").join(self._starting(width))
         report = update.report
         outcome = report.outcome.upper() if report.ranks else "WAITING"
-        badge = Content.styled(f" {outcome} ", OUTCOME_STYLE.get(report.outcome, ""))
         said = verdict(report)
         so_far = ("so far: ", "$text-muted") if update.behind and "so far" not in said else ""
+        if self._withheld(update):
+            outcome, said, so_far = "READING", WITHHELD, ""
+        badge = Content.styled(f" {outcome} ", OUTCOME_STYLE.get(report.outcome, ""))
         return Content("\n").join(
             [
                 self._verdict_line(Content.assemble(badge, " ", so_far), said, width),
@@ -142,6 +149,11 @@ class RunHeader(Widget):
                 self._counts_line(report, width),
             ]
         )
+
+    def _withheld(self, update: Update) -> bool:
+        """The engine gives no verdict while it first reads the logs there were (live.run's
+        `reading`): the header says so, not `UNKNOWN so far: no verdict yet`."""
+        return bool(update.behind) and not self.caught_up and update.report.outcome == "unknown"
 
     def _starting(self, width: int) -> list[Content]:
         awaiting = self.awaiting
