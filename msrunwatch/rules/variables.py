@@ -422,6 +422,7 @@ CONFIG = {
     "like none that is",
     "qkv_bias": "bias on the QKV projection (--add-qkv-bias / qkv_has_bias)",
     "use_legacy": "MindFormers use_legacy (False: the mcore path)",
+    "recompute_slice_activation": "MindFormers recompute_config.recompute_slice_activation",
     # what the job is, and which framework version runs it
     "entry": "the script a launch starts (pretrain_gpt.py, train_fsdp2.py, ...), None for YAML",
     "job": "train, predict, eval or unknown: from the entry script's name or MindFormers run_mode",

@@ -133,6 +133,10 @@ MISSED = {
     # inference out of memory: a predict YAML saying finetune (47% as training), not estimated
     "mf_internlm_20b_predict_dp8.yaml": "config-max-device-memory-too-high",
     "mf_deepseek_33b_predict_60gb.yaml": "config-max-device-memory-too-high",  # 229 MiB left
+    # recompute_slice_activation on the mcore path: refused from MindFormers 1.7.0, not by 1.6.0
+    "mf_qwen3_32b_pretrain_slice_activation.yaml": (
+        "config-mcore-recompute-slice-activation-version-unknown"
+    ),
     # MoE with TP 2 and no SP: refused from MindSpeed-LLM 2.2.0 on, not by 2.1.0; no version given
     "ms_qwen2_57b_a14b_lora_tp2_no_sp.sh": "config-moe-tp-without-sp-version-unknown",
     # CheckpointMointor: the only name MindFormers 1.1.0 and before register (renamed in 1.2.0)
@@ -162,6 +166,12 @@ WITH_VERSION = {
         "config-key-refused",
         130,
         "(did you mean CheckpointMonitor?)",
+    ),
+    "mf_qwen3_32b_pretrain_slice_activation.yaml": (
+        "mindformers=1.7.0",
+        "config-mcore-recompute-slice-activation",
+        127,
+        "For recompute, `recompute_slice_activation` is not supported in Mcore.",
     ),
     "ms_qwen2_57b_a14b_lora_tp2_no_sp.sh": (
         "mindspeed-llm=2.2.0",
@@ -194,6 +204,7 @@ RAN = [
     "ms_bloom_176b_inf_nan_memory_reuse.sh",
     "mf_internlm_20b_predict_mp8.yaml",
     "mf_deepseek_33b_predict_58gb.yaml",
+    "mf_qwen3_32b_pretrain_no_slice_activation.yaml",
     "ms_deepseek3_671b_512die_full_recompute.sh",
     "ms_llama2_13b_tokenizer_fixed.sh",
     "ms_qwen3_32b_pretrain_fixed.sh",

@@ -180,6 +180,11 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
     ("gradient_accumulation_steps", [("runner_config", "gradient_accumulation_steps")], _int),
     ("recompute", [("recompute_config", "recompute")], _int_or_list),
     ("select_recompute", [("recompute_config", "select_recompute")], _any),
+    (
+        "recompute_slice_activation",
+        [("recompute_config", "recompute_slice_activation")],
+        _bool,
+    ),
     ("micro_batch_interleave_num", [("micro_batch_interleave_num",)], _int),
     ("run_mode", [("run_mode",)], _str),
     (
