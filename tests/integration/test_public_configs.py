@@ -137,6 +137,9 @@ MISSED = {
     "mf_qwen3_32b_pretrain_slice_activation.yaml": (
         "config-mcore-recompute-slice-activation-version-unknown"
     ),
+    "mf_qwen3_30b_a3b_pretrain_slice_activation.yaml": (
+        "config-mcore-recompute-slice-activation-version-unknown"
+    ),
     # MoE with TP 2 and no SP: refused from MindSpeed-LLM 2.2.0 on, not by 2.1.0; no version given
     "ms_qwen2_57b_a14b_lora_tp2_no_sp.sh": "config-moe-tp-without-sp-version-unknown",
     # CheckpointMointor: the only name MindFormers 1.1.0 and before register (renamed in 1.2.0)
@@ -173,6 +176,12 @@ WITH_VERSION = {
         127,
         "For recompute, `recompute_slice_activation` is not supported in Mcore.",
     ),
+    "mf_qwen3_30b_a3b_pretrain_slice_activation.yaml": (
+        "mindformers=1.7.0",
+        "config-mcore-recompute-slice-activation",
+        144,
+        "For recompute, `recompute_slice_activation` is not supported in Mcore.",
+    ),
     "ms_qwen2_57b_a14b_lora_tp2_no_sp.sh": (
         "mindspeed-llm=2.2.0",
         "config-moe-tp-without-sp",
@@ -205,6 +214,7 @@ RAN = [
     "mf_internlm_20b_predict_mp8.yaml",
     "mf_deepseek_33b_predict_58gb.yaml",
     "mf_qwen3_32b_pretrain_no_slice_activation.yaml",
+    "mf_qwen3_30b_a3b_pretrain_no_slice_activation.yaml",
     "ms_deepseek3_671b_512die_full_recompute.sh",
     "ms_llama2_13b_tokenizer_fixed.sh",
     "ms_qwen3_32b_pretrain_fixed.sh",
