@@ -293,11 +293,11 @@ FIXED = (
     ("public/mf_yi_34b_pretrain_fixed.yaml", "MindFormers 23d2ff7e (the callback typo fixed)"),
     (
         "public/mf_llama2_70b_910b_55gb.yaml",
-        "MindFormers b088a6f6 (58GB: communication failure; 55GB ran)",
+        "MindFormers b088a6f6 (58GB: communication failure; 55GB ran; 54GB from b1c43a28)",
     ),
     (
         "public/mf_llama2_70b_910b_finetune_55gb.yaml",
-        "MindFormers b088a6f6 (58GB: communication failure; 55GB ran)",
+        "MindFormers b088a6f6 (58GB: communication failure; 55GB ran; 54GB from b1c43a28)",
     ),
     (
         "public/mf_llama2_70b_bf16_select_recompute.yaml",
