@@ -32,6 +32,22 @@ _COLUMNS = (
 )
 """(StageEstimate attribute or 'budget', heading) in table order."""
 
+_INFERENCE_COLUMNS = (
+    ("stage", "stage"),
+    ("layers", "layers"),
+    ("params", "params"),
+    ("weights_mib", "weights"),
+    ("kv_cache_mib", "KV cache"),
+    ("activations_mib", "prefill FFN"),
+    ("cross_entropy_mib", "logits"),
+    ("used_mib", "used"),
+    ("actual_mib", "actual"),
+    ("budget", "budget"),
+    ("headroom_pct", "headroom"),
+    ("verdict", "verdict"),
+)
+"""An inference job's table (memory/inference.py): no gradients, optimizer or backward."""
+
 _STAGE_FIELDS = (
     "stage",
     "layers",
@@ -53,6 +69,7 @@ _STAGE_FIELDS = (
     "headroom_pct",
     "verdict",
     "floor_actual_mib",
+    "kv_cache_mib",
 )
 """JSON field names of one stage: stable, in this order."""
 
@@ -81,9 +98,10 @@ def _cell(stage: StageEstimate, name: str, budget: float) -> str:
 
 def _table(est: Estimate) -> list[str]:
     """Right-aligned columns, one row per stage (MiB unless said)."""
-    rows = [[heading for _, heading in _COLUMNS]]
-    rows += [[_cell(s, name, est.budget_mib) for name, _ in _COLUMNS] for s in est.stages]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
+    columns = _INFERENCE_COLUMNS if est.job == "predict" else _COLUMNS
+    rows = [[heading for _, heading in columns]]
+    rows += [[_cell(s, name, est.budget_mib) for name, _ in columns] for s in est.stages]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     return ["  ".join(c.rjust(w) for c, w in zip_strict(row, widths)) for row in rows]
 
 
@@ -95,10 +113,13 @@ def _header(est: Estimate) -> list[str]:
     """What went in: the resolved inputs, per-layer terms and bytes per parameter."""
     i = dict(est.inputs)
     m = "?" if est.micro_batches is None else est.micro_batches
+    batches = f"{m} micro-batches of {i['mbs'] or '?'} x {i['seq'] or '?'} tokens"
+    if est.job == "predict":
+        batches = f"prefill of {i['mbs'] or '?'} x {i['seq'] or '?'} tokens"
     lines = [
         f"Memory estimate for {est.path} ({est.framework}; MiB per rank)",
         f"  parallel   tp {i['tp']}, pp {i['pp']}, cp {i['cp']}, dp {i['dp']}, vpp {i['vpp']}, "
-        f"sp {_on(i['sp'])}; {m} micro-batches of {i['mbs'] or '?'} x {i['seq'] or '?'} tokens",
+        f"sp {_on(i['sp'])}; {batches}",
         f"  model      {i['layers'] or '?'} layers, h {i['hidden'] or '?'}, "
         f"{i['heads'] or '?'} heads / {i['kv_heads'] or '?'} kv (d {i['head_dim'] or '?'}), "
         f"ffn {i['ffn'] or '?'} {'SwiGLU' if i['swiglu'] else 'GeLU'}, vocab {i['vocab'] or '?'} "
@@ -120,7 +141,10 @@ def _header(est: Estimate) -> list[str]:
         )
     if est.frozen_bytes is not None:
         lines.append(f"  frozen     {est.frozen_bytes:g} B/param (the base: weights only)")
-    lines.append(f"  recompute  {est.recompute}")
+    if est.job == "predict":
+        lines.append("  job        inference (run_mode predict): weights, KV cache and the prefill")
+    else:
+        lines.append(f"  recompute  {est.recompute}")
     lines.append(f"  budget     {est.budget_source}")
     return lines
 
@@ -134,7 +158,9 @@ def _peak_line(est: Estimate) -> str:
     if peak is None or peak.actual_mib is None:
         return "peak: not estimated (see missing)"
     share = peak.actual_mib / est.budget_mib * 100
-    caveat = " (set by the uncalibrated last-stage CE term)" if peak.cross_entropy_mib else ""
+    caveat = ""
+    if peak.cross_entropy_mib and est.job != "predict":
+        caveat = " (set by the uncalibrated last-stage CE term)"
     return (
         f"peak: stage {peak.stage}, {fmt.mib(peak.actual_mib)} actual "
         f"({fmt.mib(peak.used_mib)} used x {est.fragmentation}), {share:.1f}% of "
@@ -180,6 +206,7 @@ def to_dict(est: Estimate) -> dict[str, Any]:
     return {
         "path": est.path,
         "framework": est.framework,
+        "job": est.job,
         "complete": est.complete,
         "covers": est.covers,
         "not_estimated": list(est.not_estimated),

@@ -427,6 +427,14 @@ CONFIG = {
     "entry": "the script a launch starts (pretrain_gpt.py, train_fsdp2.py, ...), None for YAML",
     "job": "train, predict, eval or unknown: from the entry script's name or MindFormers run_mode",
     "run_mode": "MindFormers run_mode (train, finetune, predict, eval, ...)",
+    "use_past": "MindFormers model_config.use_past: inference keeps a KV cache",
+    "kv_groups_fused": "the KV heads are GLM's multi_query_group_num, in a fused query_key_value "
+    "sharded over its output in training",
+    "llm_backend": "MindFormers model_config.llm_backend (an inference backend such as LLMBoost)",
+    "block_size": "MindFormers model_config.block_size: tokens per paged-attention KV block",
+    "num_blocks": "MindFormers model_config.num_blocks: paged-attention KV blocks per layer",
+    "predict_batch": "MindFormers model_config.batch_size (the inference batch)",
+    "quantization": "MindFormers quantization_config / quant_config (quantized weights)",
     "run_layout": "a YAML laid out as run_mindformer.py reads it (run_mode, runner_config, "
     "parallel_config, context, trainer, or model.model_config), not another tool's YAML",
     "config_file": "a YAML the entry script takes as its first positional argument (FSDP2, "

@@ -130,7 +130,7 @@ MISSED = {
     "mspeed_gpt_moe_128k_h12288.sh": "config-memory-near-budget",
     # fixed by MULTI_STREAM_MEMORY_REUSE=1, not estimated: 104% as the fix
     "ms_bloom_176b_inf_nan_no_memory_reuse.sh": "config-memory-near-budget",
-    # inference out of memory: a predict YAML saying finetune (47% as training), not estimated
+    # inference out of memory: a predict YAML saying finetune (47% as training; 99% as predict)
     "mf_internlm_20b_predict_dp8.yaml": "config-max-device-memory-too-high",
     "mf_deepseek_33b_predict_60gb.yaml": "config-max-device-memory-too-high",  # 229 MiB left
     # recompute_slice_activation on the mcore path: refused from MindFormers 1.7.0, not by 1.6.0
@@ -308,6 +308,7 @@ def test_the_predict_yaml_launched_as_finetune_is_estimated_only_when_told(
     # run_qwen_14b.yaml says predict; qwen.md launches its finetuning with --run_mode finetune
     path = str(PUBLIC / "mf_qwen_14b_8k_fp32_60gb.yaml")
     _, written, _ = cli(capsys, "estimate", path)
-    assert "not estimated: predict job" in written
+    assert "inference (run_mode predict)" in written and "KV cache" in written
     _, launched, _ = cli(capsys, "estimate", path, "--set", "run_mode=finetune")
-    assert "peak: stage 0" in launched and "predict job" not in launched
+    assert "peak: stage 0" in launched and "inference" not in launched
+    assert "grads+opt" in launched

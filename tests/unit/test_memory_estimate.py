@@ -556,7 +556,9 @@ def test_json_has_stable_fields_rounded_to_one_decimal() -> None:
         "headroom_pct",
         "verdict",
         "floor_actual_mib",
+        "kv_cache_mib",  # inference (added after the others: extended, not reordered)
     ]
+    assert s0["kv_cache_mib"] is None  # a training job keeps no KV cache
     assert s0["used_mib"] == 55254.6
     assert s0["model_states_mib"] == 32683.5
     assert data["per_layer"]["layer_mib"] == 783.8

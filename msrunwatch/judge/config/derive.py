@@ -87,8 +87,12 @@ def _estimated(config: TrainingConfig, world: int | None) -> dict[str, Any]:
     est = estimate(with_world(config, world))
     peak = est.peak
     floor = max((s.floor_actual_mib or 0.0 for s in est.stages), default=0.0)
-    held = max((s.model_states_mib or 0.0 for s in est.stages), default=0.0) * FRAGMENTATION
+    held = max((s.held_mib or 0.0 for s in est.stages), default=0.0) * FRAGMENTATION
     unvalidated = _unvalidated(est.framework, est.inputs, est.vocab_range, config.get("cp_algo"))
+    if est.job == "predict":
+        unvalidated.append(
+            "inference (the prefill and the runtime's workspace beside the KV cache)"
+        )
     if config.get("swap_attention") is True:
         unvalidated.append("MindSpeed --swap-attention (modelled from its documentation)")
     if config.get("swap_optimizer") is True:

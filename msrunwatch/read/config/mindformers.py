@@ -132,11 +132,16 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
     ("num_heads", [(*MC, "num_heads"), (*MC, "num_attention_heads")], _int),
     (
         "num_kv_heads",
-        [(*MC, "n_kv_heads"), (*MC, "num_key_value_heads"), (*MC, "num_query_groups")],
+        [
+            (*MC, "n_kv_heads"),
+            (*MC, "num_key_value_heads"),
+            (*MC, "num_query_groups"),
+            (*MC, "multi_query_group_num"),
+        ],
         _int,
     ),
     ("head_dim", [(*MC, "head_dim"), (*MC, "kv_channels")], _int),
-    ("vocab_size", [(*MC, "vocab_size")], _int),
+    ("vocab_size", [(*MC, "vocab_size"), (*MC, "padded_vocab_size")], _int),
     ("ffn_dim_multiplier", [(*MC, "ffn_dim_multiplier")], _num),
     ("multiple_of", [(*MC, "multiple_of")], _int),
     (
@@ -177,6 +182,16 @@ FIELDS: list[tuple[str, list[Path_], Convert]] = [
         _int,
     ),
     ("mbs", [("runner_config", "batch_size")], _int),
+    ("use_past", [(*MC, "use_past")], _bool),
+    ("llm_backend", [(*MC, "llm_backend")], _str),
+    ("block_size", [(*MC, "block_size")], _int),
+    ("num_blocks", [(*MC, "num_blocks")], _int),
+    ("predict_batch", [(*MC, "batch_size")], _int),
+    (
+        "quantization",
+        [(*MC, "quantization_config"), (*MC, "quant_config"), ("quant_config",)],
+        _any,
+    ),
     ("gradient_accumulation_steps", [("runner_config", "gradient_accumulation_steps")], _int),
     ("recompute", [("recompute_config", "recompute")], _int_or_list),
     ("select_recompute", [("recompute_config", "select_recompute")], _any),
@@ -369,6 +384,7 @@ def read_mindformers(text: str, path: str) -> TrainingConfig:
                 break
     _untie(yml, values)
     _swiglu(yml, values)
+    _fused_groups(yml, values)
     read_swap(yml, values)
     for name, default in DEFAULTS.items():
         values.setdefault(name, Value(default))
@@ -389,6 +405,16 @@ def _run_layout(data: Mapping[Any, Any]) -> bool:
     return any(s in data for s in RUN_SECTIONS) or (
         isinstance(model, Mapping) and "model_config" in model
     )
+
+
+def _fused_groups(yml: _Yaml, values: dict[str, Value]) -> None:
+    """GLM's multi_query_group_num: the KV groups of a fused query_key_value, which training
+    shards over its fused output (v1.3.0 models/glm2/glm2_transformer.py:170-182), not by
+    head: model_parallel need not divide them there (kv_groups_fused)."""
+    glm = yml.find((*MC, "multi_query_group_num"))[0]
+    heads = ("n_kv_heads", "num_key_value_heads", "num_query_groups")
+    if glm and not any(yml.find((*MC, key))[0] for key in heads):
+        values["kv_groups_fused"] = Value(True)
 
 
 def _untie(yml: _Yaml, values: dict[str, Value]) -> None:

@@ -6,7 +6,8 @@ from dataclasses import replace
 
 from msrunwatch.judge.config.memory.budget import Degrees, usable
 from msrunwatch.judge.config.memory.dualpipev import DUALPIPEV_SHORT, chunk_layers
-from msrunwatch.judge.config.memory.features import Features, features
+from msrunwatch.judge.config.memory.features import Features, features, inference_estimated
+from msrunwatch.judge.config.memory.inference import cache, inference_stage, prefill_tokens
 from msrunwatch.judge.config.memory.inputs import Inputs, read_inputs
 from msrunwatch.judge.config.memory.layout import per_stage, recompute_plan, split_with_mtp
 from msrunwatch.judge.config.memory.moe import MoE
@@ -41,6 +42,8 @@ def estimate(config: TrainingConfig) -> Estimate:
         notes.problem(impossible)
         notes.merge(budget_notes)
         return _empty(config, inp, notes, budget_mib, source, feats)
+    if feats.job == "predict" and inference_estimated(config) and not feats.gaps:
+        return _inference(config, inp, feats, (budget_mib, source), (notes, budget_notes))
     if feats.job in ("predict", "eval"):
         notes.merge(budget_notes)
         return _empty(config, inp, notes, budget_mib, source, feats)
@@ -73,6 +76,30 @@ def estimate(config: TrainingConfig) -> Estimate:
         stages = _over_the_range(stages, ctx, Notes())
     notes.merge(budget_notes)  # last: the budget's notes concern no stage
     return _assemble(config, notes, source, stages, ctx)
+
+
+def _inference(
+    config: TrainingConfig,
+    inp: Inputs,
+    feats: Features,
+    budget: tuple[float, str],
+    notes: tuple[Notes, Notes],
+) -> Estimate:
+    """An inference job's stages: weights, KV cache and prefill (memory/inference.py)."""
+    main, budget_notes = notes
+    split = split_with_mtp(config, inp, main)
+    layers = split[0] if split is not None else None
+    kv = cache(config, inp, main)
+    tokens = prefill_tokens(config, inp, main)
+    _note_params_gaps(inp, main)
+    stages = tuple(
+        inference_stage(i, layers[i] if layers else None, inp, kv, budget[0], tokens)
+        for i in range(inp.pp)
+    )
+    main.assume(f"actual = {FRAGMENTATION} x used (fragmentation measured in training runs)")
+    main.merge(budget_notes)
+    ctx = Context(inp, layers, None, None, None, budget[0], feats)
+    return replace(_assemble(config, main, budget[1], stages, ctx), job="predict")
 
 
 def _mtp_note(mtp: tuple[int, ...], terms: LayerTerms | None, notes: Notes) -> None:

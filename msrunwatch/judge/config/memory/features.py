@@ -19,6 +19,7 @@ UNMODELLED: tuple[tuple[str, str], ...] = (
     ("fp8", "FP8 training (--fp8-format)"),
     ("swap", "MindFormers swap_config (activations swapped to host)"),
     ("config_file", "a trainer configured by a YAML file the script passes (FSDP2, MindSpeed-MM)"),
+    ("llm_backend", "MindFormers llm_backend (an inference backend that allocates its own memory)"),
 )
 """Setting -> the feature it turns on, which the estimate does not model."""
 _ADDING_GAPS: frozenset[str] = frozenset()
@@ -69,6 +70,19 @@ def _on(value: object) -> bool:
     if isinstance(value, (int, float)):
         return value > 0
     return isinstance(value, str) and bool(value.strip())
+
+
+def inference_estimated(cfg: TrainingConfig) -> bool:
+    """Inference is estimated for MindFormers (weights and KV cache, memory/inference.py);
+    Megatron's generation scripts allocate their cache per request: not estimated."""
+    return (cfg.get("framework") or cfg.kind) == "mindformers"
+
+
+def _quantized(value: object) -> bool:
+    """A quantization section that says something (a mapping with keys, a named scheme)."""
+    if isinstance(value, dict):
+        return bool(value)
+    return _on(value) and str(value).strip().lower() not in ("none", "null", "false")
 
 
 NO_RUN_MODE = "no run_mode, so the job is the launch's --run_mode (training or inference)"
@@ -143,7 +157,10 @@ def features(cfg: TrainingConfig) -> Features:
     """The memory-relevant features of cfg."""
     job = job_of(cfg)
     gaps = _unmodelled(cfg)
-    if job in ("predict", "eval"):
+    if job == "predict" and inference_estimated(cfg):
+        if _quantized(cfg.get("quantization")):
+            gaps.insert(0, "not estimated: quantized weights (quantization_config)")
+    elif job in ("predict", "eval"):
         gaps.insert(0, f"not estimated: {job} job (the estimate models training)")
     elif job == "unknown" and cfg.get("run_layout") is True and cfg.get("run_mode") is None:
         gaps.insert(0, f"not estimated: {NO_RUN_MODE}")

@@ -85,6 +85,8 @@ class StageEstimate:
     vary and only full-length batches would not fit), unknown or not estimated."""
     floor_actual_mib: float | None = None
     """With varying sequence lengths: the least the stage needs (model states x fragmentation)."""
+    kv_cache_mib: float | None = None
+    """An inference job's KV cache on the rank (memory/inference.py); None for training."""
 
     @property
     def model_states_mib(self) -> float | None:
@@ -92,6 +94,13 @@ class StageEstimate:
         if self.weights_mib is None or self.grads_optimizer_mib is None:
             return None
         return self.weights_mib + self.grads_optimizer_mib
+
+    @property
+    def held_mib(self) -> float | None:
+        """What the stage holds from start to end whatever the batch: the model states, and an
+        inference job's KV cache, which is allocated with the model."""
+        states = self.model_states_mib
+        return None if states is None else states + (self.kv_cache_mib or 0.0)
 
 
 @dataclass(frozen=True)
@@ -121,6 +130,8 @@ class Estimate:
     """Batches are padded to their longest sample: the figures are an upper bound."""
     frozen_bytes: float | None = None
     """LoRA: bytes per frozen base parameter (its weight alone); None without LoRA."""
+    job: str = "train"
+    """What the figures model: train (the per-stage training peak) or predict (inference)."""
     vocab_range: tuple[int, int] | None = None
     """(low, high) when no vocabulary is known, not even the tokenizer's family: the first
     and last stages are estimated at the high end, with a verdict only where both agree."""

@@ -63,7 +63,7 @@ def stage(i: int, ctx: Context) -> StageEstimate:
     head = head_params(inp) if last else 0
     moe_layers = _moe_layers(i, ctx)
     every = None if layers is None else layers + mtp
-    params, experts = _stage_params(every, moe_layers + mtp_moe, inp, embed, head)
+    params, experts = stage_params(every, moe_layers + mtp_moe, inp, embed, head)
     params = _with_fusers(params, mtp, inp)
     weights, grads_opt = _states_mib(every, moe_layers + mtp_moe, params, ctx)
     weights, grads_opt = _with_experts(weights, grads_opt, experts, ctx)
@@ -139,7 +139,7 @@ def _moe_layers(i: int, ctx: Context) -> int:
     return inp.moe.count(sum(ctx.layers[:i]), ctx.layers[i])
 
 
-def _stage_params(
+def stage_params(
     layers: int | None, moe_layers: int, inp: Inputs, embed: int | None, head: int | None
 ) -> tuple[int | None, int | None]:
     """(a stage's parameters but the routed experts, the routed experts' parameters), or None
