@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from pathlib import PurePath
 
 from textual.content import Content
 
@@ -11,25 +13,45 @@ from msrunwatch.read.timestamps import clock
 from msrunwatch.report import fmt
 from msrunwatch.tui import cells
 
+LABEL = 12
+"""Cells of a figure's label (`first error `)."""
 
-def figures(r: RankReport) -> Content:
-    """Status, host, log, progress, compile and memory as labelled lines."""
+
+def status_line(r: RankReport) -> Content:
+    """The status and why, for a line of the screen's whole width (it wraps): in the half of
+    80 columns the figures have, `failed — oom at msrun_log…` lost its location, and
+    `killed — Worker pid 9606 …` most of its reason (the trial's N10). A location in the
+    rank's own log, the one below, is `line 24`, as the first error says it."""
+    return Content.assemble(
+        (f"{'status':<{LABEL}}", "$text-muted"),
+        (r.status.value, cells.status_style(r.status)),
+        _reason(r),
+    )
+
+
+def figures(r: RankReport, room: int | None = None) -> Content:
+    """Host, log, progress, compile, memory and first error as labelled lines; `room`: the
+    cells a value has (None: no bound), which the log's line takes as much as fits."""
     rows: list[tuple[str, str | Content]] = [
-        ("status", Content.assemble((r.status.value, cells.status_style(r.status)), _reason(r))),
         ("host", _host(r)),
-        ("log", _log(r)),
+        ("log", _log(r, room)),
         ("progress", _progress(r)),
         ("compile", _compile(r)),
         ("memory", _memory(r)),
         ("first error", _first_error(r)),
     ]
     return Content("\n").join(
-        Content.assemble((f"{label:<12}", "$text-muted"), value) for label, value in rows
+        Content.assemble((f"{label:<{LABEL}}", "$text-muted"), value) for label, value in rows
     )
 
 
 def _reason(r: RankReport) -> str:
-    return f" — {cells.printable(r.status_reason)}" if r.status_reason else ""
+    if not r.status_reason:
+        return ""
+    reason = cells.printable(r.status_reason)
+    if r.file:  # `oom at msrun_log/worker_3.log:24`: the log below is that file
+        reason = re.sub(rf"\b{re.escape(r.file)}:(\d+)", r"line \1", reason)
+    return f" — {reason}"
 
 
 def _host(r: RankReport) -> str:
@@ -43,10 +65,20 @@ def _host(r: RankReport) -> str:
     return "  ".join([*parts, cells.printable(r.host or "-")])
 
 
-def _log(r: RankReport) -> str:
-    """Its times first, whole at 80 columns; the path, also over the log below, last."""
-    times = f"{clock(r.first_time)}-{clock(r.last_time)}"
-    return f"{times}  {fmt.count(r.lines, 'line')}  {r.file or '-'}"
+def _log(r: RankReport, room: int | None) -> str:
+    """Its times first, whole at 80 columns (`07:10:14.647-07:12:42.055`, the day is the
+    run's); then its lines and its file's name, as far as they fit whole: the path is over
+    the log below, with its line count (`line 24 of 72`), and a part cut (`07:12:42.055…`,
+    the trial's N10) says less than no part."""
+    said = f"{clock(r.first_time)}-{clock(r.last_time)}"
+    for part in (fmt.count(r.lines, "line"), PurePath(r.file).name if r.file else None):
+        if part is None:
+            continue
+        longer = f"{said}  {part}"
+        if room is not None and len(longer) > room:
+            break
+        said = longer
+    return said
 
 
 def _first_error(r: RankReport) -> str:

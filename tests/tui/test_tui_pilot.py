@@ -10,7 +10,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from msrunwatch.judge.model import Severity, Status
 from msrunwatch.live.run import Update
@@ -201,7 +201,7 @@ async def test_detail_screen_opens_on_enter_and_closes_on_escape() -> None:
         assert len(screen.doc) == 55 and screen.view.cursor == 19
         findings = str(screen.query_one("#detail-findings").render())
         assert "oom-memory-not-enough" in findings and "line 20  05:34:25.600" in findings
-        assert "failed" in str(screen.query_one("#detail-figures").render())
+        assert "failed" in str(screen.query_one("#detail-status", Static).render())
         await pilot.press("q")  # back, not quit
         assert not isinstance(target.screen, RankDetail)
         assert target.focused is target.table

@@ -312,6 +312,46 @@ async def test_msruns_line_about_a_workers_exit_is_in_that_ranks_row() -> None:
         assert detail.view.cursor == 130
 
 
+async def _detail_top(scenario: str, size: tuple[int, int]) -> dict[str, str]:
+    """The detail screen of the root cause's rank: its labelled rows above the log."""
+    target = app()
+    async with target.run_test(size=size) as pilot:
+        post(target, snapshot(fixture_report(scenario)))
+        await pilot.press("c", "enter")
+        await pilot.pause()
+        screen = screen_text(target)
+    top = screen[1 : next(i for i, row in enumerate(screen) if " line " in row and " of " in row)]
+    return {row.split()[0]: row.rstrip() for row in top if row.strip()}
+
+
+@pytest.mark.parametrize(
+    ("scenario", "status", "times"),
+    [
+        ("synth_hccl_ei0006_after_oom_8p", "failed — oom at line 24", "07:10:14.647-07:12:42.055"),
+        (
+            "cpu_kill9_rank1",
+            "killed — Worker pid 9606 was killed by SIGKILL",
+            "19:02:38.302-19:02:51.415",
+        ),
+    ],
+)
+async def test_at_80x24_the_detail_status_and_log_lines_are_whole(
+    scenario: str, status: str, times: str
+) -> None:
+    """The trial's N10: at 80x24 the detail cut `status failed — oom at msrun_log…` and
+    `log 07:10:14.647-07:12:42.055…`. The status and why take the screen's width (a
+    location in the rank's own log is `line 24`, as the first error says it); the log's
+    line says what fits whole."""
+    rows = await _detail_top(scenario, (80, 24))
+    assert rows["status"] == f" status      {status}"
+    assert rows["log"].split()[1] == times and "…" not in rows["log"]
+
+
+async def test_a_wide_detail_says_the_logs_lines_and_file_too() -> None:
+    rows = await _detail_top("synth_hccl_ei0006_after_oom_8p", (200, 50))
+    assert "07:10:14.647-07:12:42.055  72 lines  worker_3.log" in rows["log"]
+
+
 async def test_at_80x24_the_detail_figures_keep_the_pid_and_whole_times() -> None:
     """The trial's N10: at 80x24 the detail's figures cut the pid (`pid 411…`) and every
     time (`07:12:…`, `05:34:25…`). The pid, the log's first and last times and each

@@ -21,7 +21,7 @@ from msrunwatch.judge.model import Finding, RankReport
 from msrunwatch.report import fmt
 from msrunwatch.rules.vocab import Severity
 from msrunwatch.tui import cells
-from msrunwatch.tui.figures import figures, rank_findings
+from msrunwatch.tui.figures import LABEL, figures, rank_findings, status_line
 from msrunwatch.tui.logdoc import LogDoc
 from msrunwatch.tui.widgets.log_view import LogView
 
@@ -57,12 +57,30 @@ def editor_command(path: str, line: int, env: dict[str, str]) -> list[str]:
     return [*pager, jump, path]
 
 
+class Figures(Widget):
+    """A rank's figures, drawn for the width they have: the log's line says as much as fits
+    whole (tui.figures)."""
+
+    def __init__(self, rank: RankReport, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.rank = rank
+
+    def show(self, rank: RankReport) -> None:
+        self.rank = rank
+        self.refresh(layout=True)
+
+    def render(self) -> Content:
+        width = self.content_size.width
+        return figures(self.rank, width - LABEL if width > LABEL else None)
+
+
 class RankDetail(Screen[None]):
     """One rank's figures and findings over its log; q or escape goes back."""
 
     DEFAULT_CSS = """
     RankDetail {
         & > #detail-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
+        & > #detail-status { height: auto; max-height: 3; padding: 0 1; }
         & > #detail-top { height: auto; max-height: 35%; }
         & #detail-figures { width: 1fr; height: auto; padding: 0 1;
                             text-wrap: nowrap; text-overflow: ellipsis; }
@@ -73,6 +91,7 @@ class RankDetail(Screen[None]):
         & > #detail-search { height: 1; border: none; padding: 0 1; display: none; }
         & > #detail-search.-active { display: block; }
         &.-maximised > #detail-top, &.-no-figures > #detail-top { display: none; }
+        &.-maximised > #detail-status, &.-no-figures > #detail-status { display: none; }
     }
     """
 
@@ -101,8 +120,9 @@ class RankDetail(Screen[None]):
 
     def compose(self) -> Iterable[Widget]:
         yield Static(id="detail-title")
+        yield Static(id="detail-status")
         with Horizontal(id="detail-top"):
-            yield Static(id="detail-figures")
+            yield Figures(self.rank, id="detail-figures")
             with VerticalScroll(id="detail-findings-box"):
                 yield Static(id="detail-findings")
         yield Static(id="detail-lines-title")
@@ -187,7 +207,8 @@ class RankDetail(Screen[None]):
             (f"  {cells.printable(r.host or '')}  {r.log_dir or ''}", "$text-muted"),
         )
         self.query_one("#detail-title", Static).update(title)
-        self.query_one("#detail-figures", Static).update(figures(r))
+        self.query_one("#detail-status", Static).update(status_line(r))
+        self.query_one("#detail-figures", Figures).show(r)
         self.query_one("#detail-findings", Static).update(
             rank_findings(r.rank, self.findings, r.file)
         )
