@@ -511,12 +511,19 @@ class LiveRun:
         the newest followed file was written (its mtime). A run whose first read caught it
         being written is not a finished run opened later: taken for one, it was handed to
         triage's verdict on the half read (silent-rank on ranks 1-7, rank 0's file whole),
-        undone by the next tick (the pty test's `1 undone`, one run in two). An mtime ahead
-        of this host's clock (a skewed file server) tells nothing: None, as before any read."""
+        undone by the next tick (the pty test's `1 undone`, one run in two). A file written
+        while this tick read it has an mtime after `now`, the tick's start, and was written
+        just now (the same half read went to triage's verdict one run in eight); an mtime
+        ahead of this host's clock (a skewed file server) tells nothing: None, as before any
+        read."""
         if self._grew_at is not None:
             return max(now - self._grew_at, 0.0)
         newest = self._newest_mtime()
-        return None if newest is None or newest > now else now - newest
+        if newest is None:
+            return None
+        if newest > now:
+            return 0.0 if newest <= self.clock() else None
+        return now - newest
 
     def _silence(self, now: float) -> dict[tuple[str, str], float]:
         return {

@@ -9,6 +9,7 @@ run's does: the scheduler's log (it times out ranks 0 and 1) comes before the OO
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -64,3 +65,38 @@ def test_the_whole_read_says_every_finding_once_with_its_final_role(
     assert ("node-timed-out", "symptom") in said
     assert ("oom-memory-not-enough", "root-cause") in said
     assert len(said) == len(set(said)) and ("node-timed-out", "root-cause") not in said
+
+
+class _TickClock:
+    """The host's clock as a tick sees it: the tick starts at `start`; any later reading is
+    `later` (a file written while the tick read it has an mtime between the two)."""
+
+    def __init__(self, start: float, later: float) -> None:
+        self.readings = [start]
+        self.later = later
+
+    def __call__(self) -> float:
+        return self.readings.pop(0) if self.readings else self.later
+
+
+def test_a_file_written_while_the_first_tick_reads_it_is_a_run_being_written(
+    tmp_path: Path, rules: list[Rule]
+) -> None:
+    """The pty test's `1 undone`, one run in eight: msrun wrote rank 0's log (timed out)
+    while the view's first tick read it, so its mtime came after the tick's start. Taken as
+    a clock that tells nothing (a skewed file server), the run was called settled and given
+    triage's verdict on the half written run: `silent-rank on ranks 1-7`."""
+    source = FIXTURES / "synth_hccl_ei0006_after_oom_8p" / "msrun_log"
+    target = tmp_path / "msrun_log"
+    target.mkdir()
+    written = 2e9
+    for name in ("scheduler.log", "worker_0.log"):
+        shutil.copyfile(source / name, target / name)
+        os.utime(target / name, (written, written))
+    live = LiveRun([str(target)], rules, clock=_TickClock(written - 0.005, written + 0.005))
+    try:
+        first = live.tick()
+    finally:
+        live.close()
+    assert first.quiet_s == 0.0 and not first.ended
+    assert "silent-rank" not in {f.rule for f in first.report.findings}
