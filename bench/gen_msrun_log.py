@@ -11,10 +11,12 @@ N mod (number of source workers). The last repetition stops after a LossMonitor 
 so each file comes out close to --mb MiB; then the fault rank logs the real OOM lines of
 fixtures/cpu_dp2_oom_alloc_failed (CPU wording, or with --oom-form ascend the Ascend wording
 `Device(id:N) memory isn't enough and alloc failed ...`) and the other ranks, hung in the same
-step, log HCCL EI0006 HCCL_CONNECT_TIMEOUT later. scheduler.log is the real one with every rank
-registering and the fault rank timed out. --glog-v 2 keeps only the WARNING-and-above lines
-(with their continuation lines) and the LossMonitor/TimeMonitor lines of the same streams, as
-GLOG_v=2 would have logged them. --nodes N splits the ranks over node<i>/msrun_log/.
+step, log HCCL EI0006 HCCL_CONNECT_TIMEOUT --hccl-timeout-s later, unless the scheduler gave up
+on the fault rank first: msrun then stops them, and their logs end in the hang. scheduler.log is
+the real one with every rank registering and the fault rank timed out. --glog-v 2 keeps only
+the WARNING-and-above lines (with their continuation lines) and the LossMonitor/TimeMonitor
+lines of the same streams, as GLOG_v=2 would have logged them. --nodes N splits the ranks over
+node<i>/msrun_log/.
 Output is a pure function of the arguments, --seed and the source files.
 
     python bench/gen_msrun_log.py OUT_DIR --ranks 64 --mb 16 [--fault-rank 37] [--seed 1]
@@ -56,7 +58,15 @@ MIB = 1 << 20
 DEVICES_PER_NODE = 8
 DEFAULT_STEPS_PER_EPOCH = 500
 DEFAULT_STEP_MS = 250.0
-DEFAULT_HCCL_TIMEOUT_S = 600.0
+DEFAULT_HCCL_TIMEOUT_S = 20.0
+"""How long the other ranks wait before EI0006: less than the scheduler takes to give up on
+the dead rank (node_timeout_s + GIVE_UP_AFTER_US), after which msrun stops every worker left.
+At 600 s the generated logs went on past msrun's stop: a view following the run closed with
+`511 killed` at the scheduler's give-up, and triage of the whole files said `511 timed-out`
+(re-trial A14)."""
+GIVE_UP_AFTER_US = 1_490_000
+"""The scheduler gives up (`There are 1 abnormal compute graph nodes.`) this long after it
+timed the dead node out (fixture cpu_dp2_oom_alloc_failed)."""
 SCRIPT = "/home/user/jobs/msrunwatch_bench/train_dense.py"
 SITE = "/home/user/venv/lib/python3.11/site-packages/mindspore"
 
@@ -735,7 +745,7 @@ def scheduler_tail(
         p.glog(
             "[ERROR] DISTRIBUTED",
             main_tid,
-            clock.fmt(died_us + 1_490_000),
+            clock.fmt(died_us + GIVE_UP_AFTER_US),
             f"{src}:95",
             "Finalize] There are 1 abnormal compute graph nodes.",
         ),
@@ -787,6 +797,12 @@ class Workload:
     """When the fault rank's allocation fails."""
     node_timeout_s: float = 31.0
     """The scheduler notices a dead node this long after it died (MS_NODE_TIMEOUT 30 s)."""
+
+    @property
+    def gives_up_us(self) -> int:
+        """When the scheduler gives up on the dead rank and exits: msrun then stops every
+        worker still running (no line of theirs comes after it)."""
+        return self.fault_us + int(self.node_timeout_s * 1e6) + GIVE_UP_AFTER_US
 
     @property
     def per_node(self) -> int:
@@ -912,6 +928,9 @@ def write_worker(out: Path, wl: Workload, rank: int) -> int:
         else:
             jitter = random.Random(wl.seed * 131 + rank).randrange(1_500_000)
             hang_end = wl.fault_us + int(wl.hccl_timeout_s * 1e6) + jitter
+            if hang_end >= wl.gives_up_us:  # msrun stopped it first, hung: its log ends here
+                fh.write(b"".join(parts))
+                return size + pending
             add(hccl_tail(p, tid, hang_end, clock))
             exit_at = hang_end + 40_000
         if src.exit_from < len(src.lines):
@@ -919,6 +938,13 @@ def write_worker(out: Path, wl: Workload, rank: int) -> int:
         fh.write(b"".join(parts))
         size += pending
     return size
+
+
+def _others(wl: Workload) -> str:
+    """What the other ranks' logs end in, for the summary."""
+    if wl.fault_us + int(wl.hccl_timeout_s * 1e6) < wl.gives_up_us:
+        return "EI0006 on the others"
+    return "the others stopped by msrun in the hang (the scheduler gave up before EI0006)"
 
 
 def _job(args: tuple[str, Workload, int]) -> tuple[int, int]:
@@ -1161,7 +1187,8 @@ def main(argv: list[str] | None = None) -> int:
         "--hccl-timeout-s",
         type=float,
         default=DEFAULT_HCCL_TIMEOUT_S,
-        help="how long the other ranks wait before EI0006 (HCCL_CONNECT_TIMEOUT)",
+        help="how long the other ranks wait before EI0006 (HCCL_CONNECT_TIMEOUT); from about 32 s "
+        "after the fault the scheduler has given up and msrun stops them before it",
     )
     parser.add_argument("--jobs", type=int, default=None, help="writer processes (default: CPUs)")
     args = parser.parse_args(argv)
@@ -1191,7 +1218,7 @@ def main(argv: list[str] | None = None) -> int:
         f"wrote {len(sizes)} files, {total / MIB:.1f} MiB ({total} bytes) to {args.out} in "
         f"{time.perf_counter() - began:.1f} s: {wl.ranks} ranks on {wl.nodes} node(s), "
         f"GLOG_v={wl.glog_v}, each rank's real stream {wl.reps} times and once up to LossMonitor "
-        f"line {wl.cut + 1}, OOM on rank {wl.fault_rank} ({wl.oom_form}), EI0006 on the others",
+        f"line {wl.cut + 1}, OOM on rank {wl.fault_rank} ({wl.oom_form}), {_others(wl)}",
         file=sys.stderr,
     )
     return 0
