@@ -312,6 +312,14 @@ FIXED = (
         "public/ms_deepseek2_lite_16b_full_recompute.sh",
         "MindSpeed-LLM c442cd8f (recompute added to avoid OOM)",
     ),
+    (
+        "public/mf_internlm_20b_predict_mp8.yaml",
+        "MindFormers 0da083c2 (inference out of memory at data_parallel 8; model_parallel 8 ran)",
+    ),
+    (
+        "public/mf_deepseek_33b_predict_58gb.yaml",
+        "MindFormers 18d9b203 (multi-card inference out of memory at 60GB; 58GB ran)",
+    ),
 )
 """Upstream fix commits: the version after the fix ran (fixtures/configs/public/README.md)."""
 DOCUMENTED += FIXED
