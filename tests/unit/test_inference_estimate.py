@@ -83,9 +83,12 @@ def test_a_missing_block_pool_takes_the_model_class_default() -> None:
     assert glm.stages[0].kv_cache_mib == pytest.approx(19200 * 128 / 1024)
 
 
-def test_without_use_past_there_is_no_cache() -> None:
+def test_without_use_past_there_is_no_cache_and_without_heads_it_is_unknown() -> None:
     s0 = estimate(predict(use_past=False)).stages[0]
     assert s0.kv_cache_mib == 0.0
+    headless = estimate(predict(num_heads=None))
+    assert headless.stages[0].kv_cache_mib is None and headless.stages[0].used_mib is None
+    assert any("num_heads" in m and "KV cache" in m for m in headless.missing)
 
 
 @pytest.mark.parametrize(

@@ -33,12 +33,14 @@ class Cache:
 
     tokens: int
     """Token slots: num_blocks x block_size, or batch x seq_length."""
-    kv_heads: int
-    """KV heads on the rank (sliced by model_parallel when they divide)."""
+    kv_heads: int | None
+    """KV heads on the rank (sliced by model_parallel when they divide); None: unknown."""
     dtype: str
 
-    def layer_mib(self, head_dim: int) -> float:
+    def layer_mib(self, head_dim: int) -> float | None:
         """Key and value of one layer."""
+        if self.kv_heads is None:
+            return None
         return 2 * self.tokens * self.kv_heads * head_dim * BYTES[self.dtype] / MIB
 
 
@@ -49,14 +51,19 @@ def _int(cfg: TrainingConfig, name: str) -> int | None:
 
 def cache(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> Cache | None:
     """The KV cache's shape on a rank, or None without use_past."""
-    if cfg.get("use_past") is not True or inp.kv_heads is None:
+    if cfg.get("use_past") is not True:
         notes.assume("use_past off: no KV cache (every token re-runs the whole sequence)")
         return None
-    kv = inp.kv_heads // inp.tp if inp.kv_heads % inp.tp == 0 else inp.kv_heads
+    kv = None
+    if inp.kv_heads is None:
+        notes.lack("num_heads", "KV cache")
+    else:
+        kv = inp.kv_heads // inp.tp if inp.kv_heads % inp.tp == 0 else inp.kv_heads
     dtype = _dtype(cfg.get("compute_dtype"))
     blocks, size, why = _blocks(cfg)
+    heads = "?" if kv is None else str(kv)
     notes.assume(
-        f"KV cache: paged, {blocks} blocks x {size} tokens per layer{why}, {kv} KV heads per "
+        f"KV cache: paged, {blocks} blocks x {size} tokens per layer{why}, {heads} KV heads per "
         f"rank, {dtype} ({KV_SOURCE})"
     )
     return Cache(blocks * size, kv, dtype)
@@ -100,9 +107,7 @@ def inference_stage(
     params, experts = stage_params(layers, moe_layers, inp, embed, head)
     total = None if params is None else params + (experts or 0)
     weights = None if total is None else total * BYTES[inp.dtype] / MIB
-    held_kv = 0.0 if kv is None or layers is None or inp.head_dim is None else None
-    if held_kv is None and kv is not None and layers is not None and inp.head_dim is not None:
-        held_kv = layers * kv.layer_mib(inp.head_dim)
+    held_kv = _kv_mib(kv, layers, inp.head_dim)
     ffn, logits = _prefill(inp, prefill, last)
     parts = (weights, held_kv, ffn, logits)
     used = None if None in parts else sum(p or 0.0 for p in parts)
@@ -128,6 +133,14 @@ def inference_stage(
         verdict=_verdict(actual, budget),
         kv_cache_mib=held_kv,
     )
+
+
+def _kv_mib(kv: Cache | None, layers: int | None, head_dim: int | None) -> float | None:
+    """The stage's KV cache: none without use_past, unknown without its layers or head size."""
+    if kv is None:
+        return 0.0
+    per_layer = None if head_dim is None else kv.layer_mib(head_dim)
+    return None if layers is None or per_layer is None else layers * per_layer
 
 
 def _prefill(
