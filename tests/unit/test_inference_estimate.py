@@ -127,3 +127,14 @@ def test_the_public_internlm_failure_read_from_its_file() -> None:
     launched = estimate(TrainingConfig(str(path), "mindformers", values))
     assert launched.job == "predict" and launched.peak is not None
     assert launched.peak.verdict == "tight"
+
+
+def test_a_pipeline_stage_counts_its_own_moe_layers() -> None:
+    """With the first layers dense, the last stage holds the MoE layers: its weights are the
+    experts' (every stage counted from layer 0 gave each stage the first stage's dense layers)."""
+    moe = {"num_experts": 8, "moe_topk": 2, "first_k_dense": 30, "pp": 2, "ep": 1}
+    est = estimate(predict(**moe))
+    first, last = est.stages
+    assert first.layers == last.layers == 30
+    assert last.params is not None and first.params is not None
+    assert last.params > 4 * first.params  # 30 MoE layers of 8 experts against 30 dense

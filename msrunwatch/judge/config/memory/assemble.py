@@ -92,10 +92,7 @@ def _inference(
     kv = cache(config, inp, main)
     tokens = prefill_tokens(config, inp, main)
     _note_params_gaps(inp, main)
-    stages = tuple(
-        inference_stage(i, layers[i] if layers else None, inp, kv, budget[0], tokens)
-        for i in range(inp.pp)
-    )
+    stages = tuple(inference_stage(i, layers, inp, kv, budget[0], tokens) for i in range(inp.pp))
     main.assume(f"actual = {FRAGMENTATION} x used (fragmentation measured in training runs)")
     main.merge(budget_notes)
     ctx = Context(inp, layers, None, None, None, budget[0], feats)

@@ -32,7 +32,7 @@ class Cache:
     """What the KV cache holds per layer on one rank."""
 
     tokens: int
-    """Token slots: num_blocks x block_size, or batch x seq_length."""
+    """Token slots in each layer's pool: num_blocks x block_size."""
     kv_heads: int | None
     """KV heads on the rank (sliced by model_parallel when they divide); None: unknown."""
     dtype: str
@@ -93,28 +93,32 @@ def _dtype(raw: object) -> str:
 
 def inference_stage(
     i: int,
-    layers: int | None,
+    layers: tuple[int, ...] | None,
     inp: Inputs,
     kv: Cache | None,
     budget: float,
     prefill: tuple[int, int] | None,
 ) -> StageEstimate:
-    """Stage i of an inference job: weights, KV cache, and the prefill's transient."""
+    """Stage i of an inference job (`layers`: every stage's count): weights, KV cache, and the
+    prefill's transient."""
     first, last = i == 0, i == inp.pp - 1
     embed = embedding_params(inp) if first else 0
     head = head_params(inp) if last else 0
-    moe_layers = inp.moe.count(0, layers) if inp.moe is not None and layers else 0
-    params, experts = stage_params(layers, moe_layers, inp, embed, head)
+    mine = layers[i] if layers else None
+    moe_layers = 0
+    if inp.moe is not None and layers:
+        moe_layers = inp.moe.count(sum(layers[:i]), layers[i])  # MoE layers after first_dense
+    params, experts = stage_params(mine, moe_layers, inp, embed, head)
     total = None if params is None else params + (experts or 0)
     weights = None if total is None else total * BYTES[inp.dtype] / MIB
-    held_kv = _kv_mib(kv, layers, inp.head_dim)
+    held_kv = _kv_mib(kv, mine, inp.head_dim)
     ffn, logits = _prefill(inp, prefill, last)
     parts = (weights, held_kv, ffn, logits)
     used = None if None in parts else sum(p or 0.0 for p in parts)
     actual = None if used is None else used * FRAGMENTATION
     return StageEstimate(
         stage=i,
-        layers=layers,
+        layers=mine,
         in_flight=None,
         recomputed_layers=0,
         selective_layers=0,
