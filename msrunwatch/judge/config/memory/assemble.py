@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from msrunwatch.judge.config.memory.budget import Degrees, usable
 from msrunwatch.judge.config.memory.dualpipev import DUALPIPEV_SHORT, chunk_layers
-from msrunwatch.judge.config.memory.features import Features, features, inference_estimated
+from msrunwatch.judge.config.memory.features import Features, features
 from msrunwatch.judge.config.memory.inference import cache, inference_stage, prefill_tokens
 from msrunwatch.judge.config.memory.inputs import Inputs, read_inputs
 from msrunwatch.judge.config.memory.layout import per_stage, recompute_plan, split_with_mtp
@@ -42,7 +42,7 @@ def estimate(config: TrainingConfig) -> Estimate:
         notes.problem(impossible)
         notes.merge(budget_notes)
         return _empty(config, inp, notes, budget_mib, source, feats)
-    if feats.job == "predict" and inference_estimated(config) and not feats.gaps:
+    if feats.job == "predict" and not feats.gaps:  # features: a gap where it is not
         return _inference(config, inp, feats, (budget_mib, source), (notes, budget_notes))
     if feats.job in ("predict", "eval"):
         notes.merge(budget_notes)

@@ -15,9 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from msrunwatch.judge.config.memory.inputs import Inputs
+from msrunwatch.judge.config.memory.inputs import Inputs, count, dtype_of
 from msrunwatch.judge.config.memory.notes import Notes
-from msrunwatch.judge.config.memory.result import FRAGMENTATION, MIB, TIGHT, StageEstimate
+from msrunwatch.judge.config.memory.result import (
+    FRAGMENTATION,
+    MIB,
+    StageEstimate,
+    budget_verdict,
+)
 from msrunwatch.judge.config.memory.stage import stage_params
 from msrunwatch.judge.config.memory.terms import embedding_params, head_params
 from msrunwatch.read.config.model import TrainingConfig
@@ -44,11 +49,6 @@ class Cache:
         return 2 * self.tokens * self.kv_heads * head_dim * BYTES[self.dtype] / MIB
 
 
-def _int(cfg: TrainingConfig, name: str) -> int | None:
-    value = cfg.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
 def cache(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> Cache | None:
     """The KV cache's shape on a rank, or None without use_past."""
     if cfg.get("use_past") is not True:
@@ -59,8 +59,8 @@ def cache(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> Cache | None:
         notes.lack("num_heads", "KV cache")
     else:
         kv = inp.kv_heads // inp.tp if inp.kv_heads % inp.tp == 0 else inp.kv_heads
-    dtype = _dtype(cfg.get("compute_dtype"))
-    blocks, size, why = _blocks(cfg)
+    dtype = dtype_of(cfg.get("compute_dtype")) or "fp16"  # InferAttention's default
+    blocks, size, why = _blocks(cfg, notes)
     heads = "?" if kv is None else str(kv)
     notes.assume(
         f"KV cache: paged, {blocks} blocks x {size} tokens per layer{why}, {heads} KV heads per "
@@ -69,26 +69,19 @@ def cache(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> Cache | None:
     return Cache(blocks * size, kv, dtype)
 
 
-def _blocks(cfg: TrainingConfig) -> tuple[int, int, str]:
+def _blocks(cfg: TrainingConfig, notes: Notes) -> tuple[int, int, str]:
     """(num_blocks, block_size, where a default came from): the YAML's, else its model config
     class's defaults (data/paged_attention.yaml)."""
     data = table("paged_attention")
     default = data["by_type"].get(str(cfg.get("model_type")), data["default"])
-    blocks, size = _int(cfg, "num_blocks"), _int(cfg, "block_size")
+    blocks, size = count(cfg, "num_blocks", notes), count(cfg, "block_size", notes)
     why = "" if blocks and size else f" (defaults of the model's config class: {default['source']})"
     return blocks or int(default["num_blocks"]), size or int(default["block_size"]), why
 
 
-def _batch(cfg: TrainingConfig, inp: Inputs) -> int | None:
+def _batch(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> int | None:
     """The inference batch: model_config.batch_size, else runner_config.batch_size."""
-    return _int(cfg, "predict_batch") or inp.mbs
-
-
-def _dtype(raw: object) -> str:
-    text = str(raw or "").lower().replace("_", "")
-    if text in ("fp32", "float32", "float"):
-        return "fp32"
-    return "bf16" if text in ("bf16", "bfloat16") else "fp16"
+    return count(cfg, "predict_batch", notes) or inp.mbs
 
 
 def inference_stage(
@@ -134,7 +127,7 @@ def inference_stage(
         used_mib=used,
         actual_mib=actual,
         headroom_pct=None if actual is None else (budget - actual) / budget * 100,
-        verdict=_verdict(actual, budget),
+        verdict=budget_verdict(actual, budget),
         kv_cache_mib=held_kv,
     )
 
@@ -165,7 +158,7 @@ def _prefill(
 
 def prefill_tokens(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> tuple[int, int] | None:
     """The largest prefill: (batch, the full sequence length)."""
-    batch = _batch(cfg, inp)
+    batch = _batch(cfg, inp, notes)
     if batch is None or inp.seq is None:
         notes.lack("batch_size or seq_length", "prefill transient")
         return None
@@ -174,11 +167,3 @@ def prefill_tokens(cfg: TrainingConfig, inp: Inputs, notes: Notes) -> tuple[int,
         "last stage's fp32 logits of each sequence's last token (unvalidated)"
     )
     return batch, inp.seq
-
-
-def _verdict(actual: float | None, budget: float) -> str:
-    if actual is None:
-        return "unknown"
-    if actual > budget:
-        return "over"
-    return "tight" if actual > TIGHT * budget else "ok"

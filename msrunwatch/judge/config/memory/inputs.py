@@ -167,18 +167,26 @@ def _framework(cfg: TrainingConfig, notes: Notes) -> str:
     return "megatron"
 
 
-def _dtype(cfg: TrainingConfig, notes: Notes) -> str:
-    """bf16, fp16 or fp32 from the many spellings."""
-    raw = str(cfg.get("params_dtype") or "").lower().replace("_", "")
+def dtype_of(raw: object) -> str | None:
+    """bf16, fp16 or fp32 from the many spellings; None for none of them."""
+    text = str(raw or "").lower().replace("_", "")
     for name, spellings in (
         ("bf16", ("bf16", "bfloat16")),
         ("fp16", ("fp16", "float16", "half")),
         ("fp32", ("fp32", "float32", "float")),
     ):
-        if raw in spellings:
+        if text in spellings:
             return name
-    notes.assume("params_dtype not given: bf16")
-    return "bf16"
+    return None
+
+
+def _dtype(cfg: TrainingConfig, notes: Notes) -> str:
+    """The parameters' dtype; bf16 when not given."""
+    name = dtype_of(cfg.get("params_dtype"))
+    if name is None:
+        notes.assume("params_dtype not given: bf16")
+        return "bf16"
+    return name
 
 
 # --- resolving the inputs --------------------------------------------------------------

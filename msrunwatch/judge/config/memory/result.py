@@ -13,6 +13,15 @@ TIGHT = 0.95
 """MEM-01 warns above this share of the budget."""
 
 
+def budget_verdict(actual: float | None, budget: float) -> str:
+    """MEM-01 on a stage's total: over above the budget, tight above TIGHT of it."""
+    if actual is None:
+        return "unknown"
+    if actual > budget:
+        return "over"
+    return "tight" if actual > TIGHT * budget else "ok"
+
+
 @dataclass(frozen=True)
 class StateBytes:
     """Bytes one parameter costs on a rank, by what holds them (after any sharding)."""

@@ -13,9 +13,9 @@ from msrunwatch.judge.config.memory.mtp import moe_layers as moe_layers_of_mtp
 from msrunwatch.judge.config.memory.result import (
     FRAGMENTATION,
     MIB,
-    TIGHT,
     LayerTerms,
     StageEstimate,
+    budget_verdict,
 )
 from msrunwatch.judge.config.memory.states import States
 from msrunwatch.judge.config.memory.swap import SwapAttention, swapped_kept
@@ -270,10 +270,6 @@ def _verdict(actual: float | None, floor: float | None, ctx: Context) -> str:
     budget = ctx.budget
     if ctx.features.gaps:
         return "not estimated"
-    if actual is None:
-        return "unknown"
-    if floor is not None and actual > budget:
+    if actual is not None and floor is not None and actual > budget:
         return "over" if floor > budget else "over at full length"
-    if actual > budget:
-        return "over"
-    return "tight" if actual > TIGHT * budget else "ok"
+    return budget_verdict(actual, budget)
