@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from msrunwatch.read.consolebeside import Beside
 
 
-def console_beside(targets: Sequence[str]) -> Beside:
+def _beside_targets(targets: Sequence[str]) -> Beside:
     """The consoles above the log directories given, not among the targets: none when
     one was given with --console (the caller checks) or there is none."""
     from msrunwatch.read.consolebeside import Beside, consoles_beside
@@ -73,7 +73,7 @@ def say_beside(args: argparse.Namespace, targets: Sequence[str]) -> bool:
     unless -q). Whether there was one."""
     if getattr(args, "console", None):
         return False
-    said = hint(console_beside(targets))
+    said = hint(_beside_targets(targets))
     if said is not None:
         note(args, said)
     return said is not None
